@@ -1,0 +1,54 @@
+# Partitioned loop devices on linux-source-6.1: build, boot, test, bench.
+#
+#   make check      build everything, boot the guest, run tests/ (the test command)
+#   make deps | tree | kernel | image | boot     the stages one by one
+#   make clean      drop build/ (kernel tree, objects, image, results)
+#   make clean-cache  also drop ccache and mkosi's package cache
+#
+# Every stage prints its name and elapsed time; see README.md.
+
+SHELL := /bin/bash
+BUILD ?= $(CURDIR)/build
+export BUILD
+PARTLOOP_START := $(shell date +%s)
+export PARTLOOP_START
+TESTS ?=
+
+DEPS := linux-source-6.1 qemu-system-x86 ovmf mkosi debootstrap systemd-container \
+	fio gcc make bc bison flex libelf-dev libssl-dev cpio kmod quilt ccache \
+	dwarves rsync zstd xz-utils util-linux fdisk e2fsprogs shellcheck git
+
+.PHONY: all deps tree kernel image boot check clean clean-cache shellcheck
+
+all: check
+
+deps:
+	@scripts/deps.sh $(DEPS)
+
+tree: deps
+	@scripts/tree.sh
+
+kernel: tree
+	@scripts/kernel.sh
+
+image: kernel
+	@scripts/image.sh
+
+# Boot the current build and run TESTS (groups or group/case, default all).
+boot:
+	@scripts/boot.sh $(TESTS)
+
+check: shellcheck image
+	@scripts/boot.sh $(TESTS)
+
+shellcheck: deps
+	@shellcheck -x scripts/*.sh mkosi.finalize mkosi.extra/usr/local/sbin/* \
+		tests/run tests/lib/*.sh tests/*/[0-9][0-9][0-9]-* .ci/run tools/*.sh
+	@echo "shellcheck: clean"
+
+clean:
+	rm -rf $(BUILD)
+
+clean-cache:
+	rm -rf $(HOME)/.cache/partloop
+

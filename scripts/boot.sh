@@ -1,0 +1,92 @@
+#!/bin/bash
+# Stage "boot": boot the guest headless under QEMU TCG with the project's
+# kernel and two extra virtio disks, run tests/ inside it, and judge the
+# result from the host: the guest's TAP, whether it finished in time, and
+# its whole kernel log.  Ends with one line "N passed, N failed, N skipped".
+#
+# usage: boot.sh [GROUP | GROUP/CASE]...    (default: all)
+# env:   BOOT_TIMEOUT (seconds, default 1800), RESULTS_DIR
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+stage boot
+. "$ROOT/tests/lib/splat.sh"
+
+TIMEOUT=${BOOT_TIMEOUT:-1800}
+RES=${RESULTS_DIR:-$BUILD/results}
+IMAGE=$BUILD/image/partloop.raw
+DISKS=$BUILD/disks
+[ -f "$IMAGE" ] || die "no guest image: run 'make image'"
+[ -f "$BUILD/bzImage" ] || die "no kernel: run 'make kernel'"
+
+# Disks, made anew for every boot: vdb carries the seed's DOS label with
+# p1, p2 extended and logical p5..p83; vdc is an empty scratch disk.
+mkdir -p "$DISKS"
+make -s -C "$ROOT/tools" OUT="$BUILD/tools" check >&2 || die "tools/ failed to build or to pass its test"
+rm -f "$DISKS/dos83.img" "$DISKS/scratch.img"
+"$BUILD/tools/mkdosebr" -p 16 -l 2 -L 64 -n 79 "$DISKS/dos83.img" >/dev/null
+truncate -s 1G "$DISKS/scratch.img"
+
+rm -rf "$RES"
+mkdir -p "$RES"
+sel=all
+(($#)) && sel=$(IFS=,; echo "$*")
+cmdline="root=/dev/vda1 rw console=ttyS0 panic=-1 loglevel=4 log_buf_len=4M"
+cmdline+=" systemd.mask=serial-getty@ttyS0.service systemd.mask=getty@tty1.service"
+cmdline+=" systemd.mask=apt-daily.timer systemd.mask=apt-daily-upgrade.timer"
+cmdline+=" systemd.mask=e2scrub_all.timer systemd.mask=fstrim.timer"
+cmdline+=" partloop.test=$sel ${EXTRA_CMDLINE:-}"
+
+qemu=(qemu-system-x86_64 -machine "q35,accel=tcg" -cpu max -smp 2 -m 2G
+	-nographic -nodefaults -no-reboot -serial stdio
+	-object "rng-random,filename=/dev/urandom,id=rng0" -device "virtio-rng-pci,rng=rng0"
+	-kernel "$BUILD/bzImage" -initrd "$BUILD/image/partloop.initrd" -append "$cmdline"
+	-drive "if=virtio,file=$IMAGE,format=raw,snapshot=on"
+	-drive "if=virtio,file=$DISKS/dos83.img,format=raw,serial=dos83,cache=none"
+	-drive "if=virtio,file=$DISKS/scratch.img,format=raw,serial=scratch,cache=none"
+	-virtfs "local,path=$ROOT,mount_tag=project,security_model=none,readonly=on"
+	-virtfs "local,path=$RES,mount_tag=results,security_model=none")
+printf '%q ' "${qemu[@]}" > "$RES/qemu.cmd"; echo >> "$RES/qemu.cmd"
+
+log "booting $(cat "$BUILD/kernel.release") under TCG (timeout ${TIMEOUT}s, console: ${RES#"$ROOT"/}/console.log)"
+set +e
+timeout -k 10 "$TIMEOUT" "${qemu[@]}" </dev/null 2>"$RES/qemu.stderr" \
+	| tee "$RES/console.log" \
+	| grep --line-buffered -aE '^(ok|not ok|#|[0-9]+ passed)' \
+	| while IFS= read -r l; do printf '[%s] guest: %s\n' "$(date +%H:%M:%S)" "$l"; done >&2
+qrc=${PIPESTATUS[0]}
+set -e
+
+# Host-side checks, counted with the guest's own results.
+host_fail=()
+if ((qrc == 124 || qrc == 137)); then
+	host_fail+=("guest did not finish within ${TIMEOUT}s (hung?); last console lines:")
+	host_fail+=("$(tail -n 15 "$RES/console.log" | sed 's/^/    /')")
+elif ((qrc != 0)); then
+	host_fail+=("qemu exited with status $qrc: $(tail -n 5 "$RES/qemu.stderr")")
+fi
+if [ ! -f "$RES/status" ] && ((${#host_fail[@]} == 0)); then
+	host_fail+=("guest powered off without writing results (test service did not run?); see $RES/console.log")
+fi
+splats=$( { cat "$RES/dmesg.txt" 2>/dev/null; cat "$RES/console.log"; } | splat_lines | sort -u)
+if [ -n "$splats" ]; then
+	host_fail+=("kernel splat in the guest's log (saved in ${RES#"$ROOT"/}/dmesg.txt):")
+	host_fail+=("$(head -n 10 <<<"$splats" | sed 's/^/    /')")
+fi
+
+summary=$(grep -aE '^[0-9]+ passed, [0-9]+ failed' "$RES/tests.tap" 2>/dev/null | tail -1 || true)
+read -r p f s <<<"$(sed -E 's/^([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?.*/\1 \2 \4/' <<<"${summary:-0 passed, 0 failed}")"
+s=${s:-0}
+grep -a '^not ok' "$RES/tests.tap" 2>/dev/null | sed 's/^/FAILED: /' >&2 || true
+if ((${#host_fail[@]})); then
+	printf 'FAILED: %s\n' "${host_fail[@]}" >&2
+	f=$((f + 1))
+fi
+if [ -z "$summary" ] && ((f == 0)); then
+	echo "FAILED: the guest wrote no summary line" >&2
+	f=1
+fi
+log "results in ${RES#"$ROOT"/}/ (tests.tap, cases/, dmesg.txt, console.log)"
+stage_end $((f == 0 ? 0 : 1))
+[ -n "${PARTLOOP_START:-}" ] && log "total since make started: $(($(date +%s) - PARTLOOP_START))s"
+echo "$p passed, $f failed, $s skipped" | tee "$RES/summary"
+((f == 0))

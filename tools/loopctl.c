@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * loopctl - the loop ioctls that util-linux has no command for, so that
+ * tests can drive them from a shell.
+ *
+ *   loopctl add N              LOOP_CTL_ADD on /dev/loop-control, prints N
+ *   loopctl remove N           LOOP_CTL_REMOVE
+ *   loopctl get-free           LOOP_CTL_GET_FREE, prints the index
+ *   loopctl change-fd DEV FILE LOOP_CHANGE_FD: switch DEV's backing file
+ *
+ * Exit status 0 on success; on failure the errno name is printed on
+ * stderr as "loopctl: OP: ENAME (message)" and the status is 1.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/loop.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+static const char *errname(int e)
+{
+	switch (e) {
+	case EPERM: return "EPERM";
+	case ENOENT: return "ENOENT";
+	case ENXIO: return "ENXIO";
+	case EBADF: return "EBADF";
+	case EBUSY: return "EBUSY";
+	case EEXIST: return "EEXIST";
+	case EINVAL: return "EINVAL";
+	case ENOSPC: return "ENOSPC";
+	case ENODEV: return "ENODEV";
+	case EACCES: return "EACCES";
+	default: return "E?";
+	}
+}
+
+static int fail(const char *op)
+{
+	int e = errno;
+
+	fprintf(stderr, "loopctl: %s: %s (%s)\n", op, errname(e), strerror(e));
+	return 1;
+}
+
+static int ctl(unsigned long req, long arg, const char *op)
+{
+	int fd = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	int ret;
+
+	if (fd < 0)
+		return fail("open /dev/loop-control");
+	ret = ioctl(fd, req, arg);
+	if (ret < 0)
+		return fail(op);
+	printf("%d\n", ret);
+	close(fd);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "add"))
+		return ctl(LOOP_CTL_ADD, atol(argv[2]), "LOOP_CTL_ADD");
+	if (argc == 3 && !strcmp(argv[1], "remove"))
+		return ctl(LOOP_CTL_REMOVE, atol(argv[2]), "LOOP_CTL_REMOVE");
+	if (argc == 2 && !strcmp(argv[1], "get-free"))
+		return ctl(LOOP_CTL_GET_FREE, 0, "LOOP_CTL_GET_FREE");
+	if (argc == 4 && !strcmp(argv[1], "change-fd")) {
+		int dev = open(argv[2], O_RDONLY | O_CLOEXEC);
+		int file = open(argv[3], O_RDONLY | O_CLOEXEC);
+
+		if (dev < 0)
+			return fail(argv[2]);
+		if (file < 0)
+			return fail(argv[3]);
+		if (ioctl(dev, LOOP_CHANGE_FD, file) < 0)
+			return fail("LOOP_CHANGE_FD");
+		return 0;
+	}
+	fprintf(stderr, "usage: loopctl add N | remove N | get-free | change-fd DEV FILE\n");
+	return 2;
+}
