@@ -13,7 +13,7 @@ stage boot
 
 TIMEOUT=${BOOT_TIMEOUT:-1800}
 RES=${RESULTS_DIR:-$BUILD/results}
-IMAGE=$BUILD/image/partloop.raw
+IMAGE=$BUILD/image/debian~bookworm/partloop.raw
 DISKS=$BUILD/disks
 [ -f "$IMAGE" ] || die "no guest image: run 'make image'"
 [ -f "$BUILD/bzImage" ] || die "no kernel: run 'make kernel'"
@@ -34,15 +34,19 @@ cmdline="root=/dev/vda1 rw console=ttyS0 panic=-1 loglevel=4 log_buf_len=4M"
 cmdline+=" systemd.mask=serial-getty@ttyS0.service systemd.mask=getty@tty1.service"
 cmdline+=" systemd.mask=apt-daily.timer systemd.mask=apt-daily-upgrade.timer"
 cmdline+=" systemd.mask=e2scrub_all.timer systemd.mask=fstrim.timer"
+cmdline+=" systemd.mask=systemd-networkd.service systemd.mask=systemd-resolved.service"
 cmdline+=" partloop.test=$sel ${EXTRA_CMDLINE:-}"
 
 qemu=(qemu-system-x86_64 -machine "q35,accel=tcg" -cpu max -smp 2 -m 2G
 	-nographic -nodefaults -no-reboot -serial stdio
 	-object "rng-random,filename=/dev/urandom,id=rng0" -device "virtio-rng-pci,rng=rng0"
-	-kernel "$BUILD/bzImage" -initrd "$BUILD/image/partloop.initrd" -append "$cmdline"
-	-drive "if=virtio,file=$IMAGE,format=raw,snapshot=on"
-	-drive "if=virtio,file=$DISKS/dos83.img,format=raw,serial=dos83,cache=none"
-	-drive "if=virtio,file=$DISKS/scratch.img,format=raw,serial=scratch,cache=none"
+	-kernel "$BUILD/bzImage" -initrd "${IMAGE%.raw}.initrd" -append "$cmdline"
+	-drive "if=none,id=root,file=$IMAGE,format=raw,snapshot=on"
+	-device "virtio-blk-pci,drive=root"
+	-drive "if=none,id=dos83,file=$DISKS/dos83.img,format=raw,cache=none,aio=threads"
+	-device "virtio-blk-pci,drive=dos83,serial=dos83"
+	-drive "if=none,id=scratch,file=$DISKS/scratch.img,format=raw,cache=none,aio=threads"
+	-device "virtio-blk-pci,drive=scratch,serial=scratch"
 	-virtfs "local,path=$ROOT,mount_tag=project,security_model=none,readonly=on"
 	-virtfs "local,path=$RES,mount_tag=results,security_model=none")
 printf '%q ' "${qemu[@]}" > "$RES/qemu.cmd"; echo >> "$RES/qemu.cmd"
@@ -51,6 +55,7 @@ log "booting $(cat "$BUILD/kernel.release") under TCG (timeout ${TIMEOUT}s, cons
 set +e
 timeout -k 10 "$TIMEOUT" "${qemu[@]}" </dev/null 2>"$RES/qemu.stderr" \
 	| tee "$RES/console.log" \
+	| sed -u -E 's/^\[ *[0-9.]+\] partloop-tests\[[0-9]+\]: //' \
 	| grep --line-buffered -aE '^(ok|not ok|#|[0-9]+ passed)' \
 	| while IFS= read -r l; do printf '[%s] guest: %s\n' "$(date +%H:%M:%S)" "$l"; done >&2
 qrc=${PIPESTATUS[0]}

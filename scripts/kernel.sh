@@ -14,7 +14,9 @@ export KBUILD_BUILD_USER=partloop KBUILD_BUILD_HOST=partloop
 [ -f "$SRC/.series-applied" ] || die "$SRC is not a complete tree: run 'make tree'"
 command -v ccache >/dev/null || die "ccache missing: run 'make deps'"
 
-kmake() { make -C "$SRC" O="$KBUILD" CC="ccache gcc" HOSTCC="ccache gcc" -j"$JOBS" "$@"; }
+# LOCALVERSION= (set, empty) keeps setlocalversion from appending "+" for
+# the git repository that holds the pristine tree.
+kmake() { make -C "$SRC" O="$KBUILD" CC="ccache gcc" HOSTCC="ccache gcc" LOCALVERSION= -j"$JOBS" "$@"; }
 mkdir -p "$KBUILD"
 
 # Generate the configuration in a scratch folder and only install it when
@@ -37,7 +39,6 @@ while IFS= read -r line; do
 	*) continue ;;
 	esac
 	if ! grep -qxF -- "$want" "$GEN/.config"; then
-		have=$(grep -E "^(# )?${want#\# }" "$GEN/.config" || true)
 		have=$(grep -E "(^|# )${line%%=*}[= ]" "$GEN/.config" || echo "(absent)")
 		printf 'error: %s: wanted "%s", got "%s"\n' "${FRAGMENT#"$ROOT"/}" "$want" "$have" >&2
 		missing=$((missing + 1))

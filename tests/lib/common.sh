@@ -16,12 +16,16 @@ expect_eq() {
 	[[ $2 == "$3" ]] || fail "$1: expected '$2', seen '$3'"
 }
 
-# Run the cleanup steps registered with on_exit in reverse order.
+# Run the cleanup steps registered with on_exit in reverse order, then
+# detach every loop device: each case owns the loop driver while it runs.
+# (The runner fails a case after which a device is still attached.)
 _cleanups=()
 on_exit() { _cleanups=("$*" "${_cleanups[@]}"); }
 _run_cleanups() {
 	local c
 	for c in "${_cleanups[@]}"; do eval "$c" || true; done
+	losetup -D 2>/dev/null || true
+	udevadm settle --timeout=60 || true
 }
 trap _run_cleanups EXIT
 
@@ -45,7 +49,7 @@ loop_module() {
 }
 
 # dev_of NAME: "major:minor" as sysfs shows it for block device NAME.
-dev_of() { cat "/sys/class/block/$1/dev"; }
+dev_of() { local v; read -r v <"/sys/class/block/$1/dev" && echo "$v"; }
 
 # node_of PATH: "major:minor" of a device node, decimal, as stat sees it.
 node_of() {
@@ -57,22 +61,77 @@ node_of() {
 }
 
 # partitions_of DISK: partition names under /sys/block/DISK, sorted by number.
-partitions_of() {
-	local d
+partitions_of() { part_table "$1" | cut -d' ' -f1; }
+
+# part_table DISK: "NAME MAJ:MIN START SIZE" of every partition of DISK as
+# sysfs shows it, sorted by partition number (bash builtins only: forks
+# are slow under TCG).
+part_table() {
+	local d p dev start size
 	for d in /sys/block/"$1"/"$1"p*; do
-		[[ -e $d/partition ]] && echo "$(cat "$d/partition") ${d##*/}"
-	done | sort -n | cut -d' ' -f2
+		[[ -e $d/partition ]] || continue
+		read -r p <"$d/partition"; read -r dev <"$d/dev"
+		read -r start <"$d/start"; read -r size <"$d/size"
+		echo "$p ${d##*/} $dev $start $size"
+	done | sort -n | cut -d' ' -f2-
+}
+
+# node_table DISK: "NAME MAJ:MIN" of every /dev/DISKp* node, same order.
+node_table() {
+	local n t maj min
+	compgen -G "/dev/${1}p*" >/dev/null || return 0
+	stat -c '%n %F %t %T' /dev/"$1"p* | while read -r n t _ _ maj min; do
+		if [[ $t == block ]]; then
+			echo "${n#/dev/} $((16#$maj)):$((16#$min))"
+		else
+			echo "${n#/dev/} not-a-block-device"
+		fi
+	done | sort -V
 }
 
 # kmsg_mark: remember the end of the kernel log; kmsg_since prints what came after.
 kmsg_mark() { _kmsg_mark=$(dmesg | wc -l); }
 kmsg_since() { dmesg | tail -n +"$((_kmsg_mark + 1))"; }
 
-# attach ARGS...: losetup ARGS --show -f, registering the detach.
+# attach ARGS...: losetup --show -f ARGS; prints the device.
 attach() {
 	local dev
 	dev=$(losetup --show -f "$@") || fail "losetup -f $* failed"
-	on_exit "losetup -d $dev 2>/dev/null"
 	settle
 	echo "$dev"
 }
+
+# make_gpt IMG N [SECTORS]: a GPT image with N partitions of SECTORS
+# (default 64) sectors each, back to back from sector 2048.  Partition p
+# starts at 2048 + (p - 1) * SECTORS.
+make_gpt() {
+	local img=$1 n=$2 sz=${3:-64} p
+	rm -f "$img"
+	truncate -s $(((2048 + n * sz + 2048) * 512)) "$img"
+	{
+		echo "label: gpt"
+		((n > 128)) && echo "table-length: $n"
+		echo "first-lba: 2048"
+		for p in $(seq "$n"); do
+			echo "start=$((2048 + (p - 1) * sz)), size=$sz, type=linux"
+		done
+	} | sfdisk -q --no-reread --no-tell-kernel "$img" >/dev/null || fail "sfdisk could not write a GPT with $n partitions to $img"
+	on_exit "rm -f $img"
+}
+
+# count_parts NAME: partitions of NAME in /sys/block, /dev and /proc/partitions.
+count_parts() {
+	echo "$(find /sys/block/"$1"/ -maxdepth 1 -name "${1}p*" | wc -l)" \
+		"$(find /dev -maxdepth 1 -name "${1}p*" | wc -l)" \
+		"$(grep -c " ${1}p[0-9]*$" /proc/partitions || true)"
+}
+
+# expect_no_parts NAME WHEN: no partition of NAME anywhere.
+expect_no_parts() {
+	expect_eq "partitions of $1 $2 (in /sys/block, /dev, /proc/partitions)" "0 0 0" "$(count_parts "$1")"
+}
+
+# param NAME: the loop module parameter as /sys/module shows it.
+param() { cat "/sys/module/loop/parameters/$1"; }
+
+TOOLS=${TOOLS:-/mnt/project/build/tools}

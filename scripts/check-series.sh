@@ -1,0 +1,66 @@
+#!/bin/bash
+# Stage "check-series": the review checks of the patch series.
+#  - scripts/checkpatch.pl --strict on every patch, no error, warning or check;
+#  - every prefix of the series builds drivers/block/loop.ko, with W=1 and
+#    no warning in loop.c (bisectable, no new W=1 warnings).
+# Uses a scratch git worktree of the pristine tree and its own O= folder,
+# configured like the guest kernel, so build/linux is not touched.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+stage check-series
+
+[ -f "$KBUILD/.config" ] || die "no guest kernel configuration: run 'make kernel' first"
+export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/partloop/ccache}
+WT=$BUILD/bisect
+OUT=$BUILD/kbuild-bisect
+mapfile -t patches < <(awk '!/^[[:space:]]*(#|$)/ { print $1 }' "$ROOT/patches/series")
+n=${#patches[@]}
+bad=0
+
+log "checkpatch --strict on $n patches"
+for p in "${patches[@]}"; do
+	if ! "$SRC/scripts/checkpatch.pl" --strict --quiet --no-tree --show-types \
+		--ignore FILE_PATH_CHANGES "$ROOT/patches/$p" > "$BUILD/checkpatch.log" 2>&1; then
+		sed 's/^/    /' "$BUILD/checkpatch.log" >&2
+		log "  checkpatch: $p: NOT clean"
+		bad=$((bad + 1))
+	else
+		log "  checkpatch: $p: clean"
+	fi
+done
+
+rm -rf "$WT"
+git -C "$SRC" worktree prune
+git -C "$SRC" worktree add -q --detach "$WT" pristine
+mkdir -p "$OUT"
+cp "$KBUILD/.config" "$OUT/.config"
+kmake() { make -C "$WT" O="$OUT" CC="ccache gcc" HOSTCC="ccache gcc" -j"$(nproc)" "$@"; }
+log "preparing the bisect build folder (log: build/bisect.log)"
+kmake olddefconfig modules_prepare > "$BUILD/bisect.log" 2>&1 || die "modules_prepare failed, see $BUILD/bisect.log"
+
+for i in $(seq 0 "$n"); do
+	if ((i > 0)); then
+		(cd "$WT" && QUILT_PATCHES="$ROOT/patches" quilt push -q "${patches[i - 1]}" >/dev/null) \
+			|| die "prefix $i: ${patches[i - 1]} does not apply"
+	fi
+	name=$([ "$i" = 0 ] && echo "pristine" || echo "${patches[i - 1]}")
+	touch "$WT/drivers/block/loop.c"
+	if ! kmake W=1 M=drivers/block/ drivers/block/loop.ko > "$BUILD/bisect.log" 2>&1 \
+		&& ! kmake W=1 drivers/block/loop.ko > "$BUILD/bisect.log" 2>&1; then
+		tail -20 "$BUILD/bisect.log" >&2
+		log "  prefix $i/$n ($name): BUILD FAILED"
+		bad=$((bad + 1))
+		continue
+	fi
+	warnings=$(grep -E 'loop\.c:[0-9]+:[0-9]+: warning' "$BUILD/bisect.log" || true)
+	if [ -n "$warnings" ]; then
+		sed 's/^/    /' <<<"$warnings" >&2
+		log "  prefix $i/$n ($name): builds, with W=1 warnings in loop.c"
+		bad=$((bad + 1))
+	else
+		log "  prefix $i/$n ($name): builds, no W=1 warning in loop.c"
+	fi
+done
+git -C "$SRC" worktree remove --force "$WT"
+((bad == 0)) || die "$bad problem(s) in the series"
+log "series: $n patches, checkpatch clean, every prefix builds W=1-clean"
