@@ -18,7 +18,7 @@ DEPS := linux-source-6.1 qemu-system-x86 ovmf mkosi debootstrap systemd-containe
 	fio gcc make bc bison flex libelf-dev libssl-dev cpio kmod quilt ccache \
 	dwarves rsync zstd xz-utils util-linux fdisk e2fsprogs shellcheck git
 
-.PHONY: all deps tree kernel image boot check clean clean-cache shellcheck
+.PHONY: all deps tree kernel kernel-builtin image boot check check-series clean clean-cache shellcheck
 
 all: check
 
@@ -31,6 +31,10 @@ tree: deps
 kernel: tree
 	@scripts/kernel.sh
 
+# The second guest kernel, with loop built in (tests/builtin).
+kernel-builtin: tree
+	@scripts/kernel.sh builtin
+
 image: kernel
 	@scripts/image.sh
 
@@ -38,8 +42,14 @@ image: kernel
 boot:
 	@scripts/boot.sh $(TESTS)
 
-check: shellcheck image
-	@scripts/boot.sh $(TESTS)
+# Both test boots (see scripts/check.sh); TESTS=... runs only those in the
+# first boot.
+check: shellcheck image kernel-builtin
+	@TESTS="$(TESTS)" scripts/check.sh
+
+# checkpatch --strict on every patch, every prefix of the series builds.
+check-series: kernel
+	@scripts/check-series.sh
 
 shellcheck: deps
 	@shellcheck -x scripts/*.sh mkosi.finalize mkosi.extra/usr/local/sbin/* \

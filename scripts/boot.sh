@@ -5,18 +5,20 @@
 # its whole kernel log.  Ends with one line "N passed, N failed, N skipped".
 #
 # usage: boot.sh [GROUP | GROUP/CASE]...    (default: all)
-# env:   BOOT_TIMEOUT (seconds, default 1800), RESULTS_DIR
+# env:   BOOT_TIMEOUT (seconds, default 1800), RESULTS_DIR (build/results),
+#        KERNEL (build/bzImage), EXTRA_CMDLINE
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 stage boot
 . "$ROOT/tests/lib/splat.sh"
 
 TIMEOUT=${BOOT_TIMEOUT:-1800}
-RES=${RESULTS_DIR:-$BUILD/results}
+RES=${RESULTS_DIR:-$BUILD/results/boot}
 IMAGE=$BUILD/image/debian~bookworm/partloop.raw
 DISKS=$BUILD/disks
 [ -f "$IMAGE" ] || die "no guest image: run 'make image'"
-[ -f "$BUILD/bzImage" ] || die "no kernel: run 'make kernel'"
+KERNEL=${KERNEL:-$BUILD/bzImage}
+[ -f "$KERNEL" ] || die "no kernel $KERNEL: run 'make kernel'"
 
 # Disks, made anew for every boot: vdb carries the seed's DOS label with
 # p1, p2 extended and logical p5..p83; vdc is an empty scratch disk.
@@ -40,7 +42,7 @@ cmdline+=" partloop.test=$sel ${EXTRA_CMDLINE:-}"
 qemu=(qemu-system-x86_64 -machine "q35,accel=tcg" -cpu max -smp 2 -m 2G
 	-nographic -nodefaults -no-reboot -serial stdio
 	-object "rng-random,filename=/dev/urandom,id=rng0" -device "virtio-rng-pci,rng=rng0"
-	-kernel "$BUILD/bzImage" -initrd "${IMAGE%.raw}.initrd" -append "$cmdline"
+	-kernel "$KERNEL" -initrd "${IMAGE%.raw}.initrd" -append "$cmdline"
 	-drive "if=none,id=root,file=$IMAGE,format=raw,snapshot=on"
 	-device "virtio-blk-pci,drive=root"
 	-drive "if=none,id=dos83,file=$DISKS/dos83.img,format=raw,cache=none,aio=threads"
@@ -51,7 +53,7 @@ qemu=(qemu-system-x86_64 -machine "q35,accel=tcg" -cpu max -smp 2 -m 2G
 	-virtfs "local,path=$RES,mount_tag=results,security_model=none")
 printf '%q ' "${qemu[@]}" > "$RES/qemu.cmd"; echo >> "$RES/qemu.cmd"
 
-log "booting $(cat "$BUILD/kernel.release") under TCG (timeout ${TIMEOUT}s, console: ${RES#"$ROOT"/}/console.log)"
+log "booting ${KERNEL#"$ROOT"/} under TCG (timeout ${TIMEOUT}s, console: ${RES#"$ROOT"/}/console.log)"
 set +e
 timeout -k 10 "$TIMEOUT" "${qemu[@]}" </dev/null 2>"$RES/qemu.stderr" \
 	| tee "$RES/console.log" \
@@ -92,6 +94,5 @@ if [ -z "$summary" ] && ((f == 0)); then
 fi
 log "results in ${RES#"$ROOT"/}/ (tests.tap, cases/, dmesg.txt, console.log)"
 stage_end $((f == 0 ? 0 : 1))
-[ -n "${PARTLOOP_START:-}" ] && log "total since make started: $(($(date +%s) - PARTLOOP_START))s"
 echo "$p passed, $f failed, $s skipped" | tee "$RES/summary"
 ((f == 0))

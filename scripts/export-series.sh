@@ -10,6 +10,6 @@ rm -f "$ROOT"/patches/*.patch
 git -C "$DEV" format-patch -q --no-signature --zero-commit -o "$ROOT/patches" pristine..HEAD
 {
 	echo "# Partitioned loop devices for linux-source-6.1 (quilt series, apply with -p1)."
-	(cd "$ROOT/patches" && ls -1 ./*.patch | sed 's|^\./||')
+	(cd "$ROOT/patches" && printf '%s\n' ./*.patch | sed 's|^\./||')
 } > "$ROOT/patches/series"
 log "exported $(grep -c '\.patch$' "$ROOT/patches/series") patches to patches/"

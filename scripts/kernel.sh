@@ -1,12 +1,20 @@
 #!/bin/bash
 # Stage "kernel": configure (tinyconfig + kernel/guest.config) and build the
 # guest kernel and its modules out of tree in build/kbuild, with ccache.
-# Usage: kernel.sh [make targets...]   (default: bzImage modules)
+#
+# usage: kernel.sh [builtin]
+#   builtin: the second kernel, with kernel/builtin.config merged on top
+#            (loop built in), in build/kbuild-builtin -> build/bzImage-builtin
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-stage kernel
 
-FRAGMENT=${KERNEL_FRAGMENT:-$ROOT/kernel/guest.config}
+VARIANT=${1:-}
+FRAGMENTS=("$ROOT/kernel/guest.config")
+if [ "$VARIANT" = builtin ]; then
+	FRAGMENTS+=("$ROOT/kernel/builtin.config")
+	KBUILD=$BUILD/kbuild-builtin
+fi
+stage "kernel${VARIANT:+ ($VARIANT)}"
 JOBS=${JOBS:-$(nproc)}
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/partloop/ccache}
 export KBUILD_BUILD_TIMESTAMP=${KBUILD_BUILD_TIMESTAMP:-2024-01-01}
@@ -24,12 +32,13 @@ mkdir -p "$KBUILD"
 GEN=$BUILD/kconfig-gen
 rm -rf "$GEN"; mkdir -p "$GEN"
 make -s -C "$SRC" O="$GEN" tinyconfig >"$GEN.log" 2>&1 || { cat "$GEN.log"; die "make tinyconfig failed"; }
-"$SRC/scripts/kconfig/merge_config.sh" -m -O "$GEN" "$GEN/.config" "$FRAGMENT" >>"$GEN.log" 2>&1 \
+"$SRC/scripts/kconfig/merge_config.sh" -m -O "$GEN" "$GEN/.config" "${FRAGMENTS[@]}" >>"$GEN.log" 2>&1 \
 	|| { cat "$GEN.log"; die "merge_config.sh failed"; }
 make -s -C "$SRC" O="$GEN" olddefconfig >>"$GEN.log" 2>&1 || { cat "$GEN.log"; die "make olddefconfig failed"; }
 
 # merge_config.sh silently drops options whose dependencies are missing:
-# every line of the fragment must be in the final configuration.
+# every line of the fragments (the last one wins for an option given
+# twice) must be in the final configuration.
 missing=0
 while IFS= read -r line; do
 	case $line in
@@ -40,10 +49,12 @@ while IFS= read -r line; do
 	esac
 	if ! grep -qxF -- "$want" "$GEN/.config"; then
 		have=$(grep -E "(^|# )${line%%=*}[= ]" "$GEN/.config" || echo "(absent)")
-		printf 'error: %s: wanted "%s", got "%s"\n' "${FRAGMENT#"$ROOT"/}" "$want" "$have" >&2
+		printf 'error: kernel/*.config: wanted "%s", got "%s"\n' "$want" "$have" >&2
 		missing=$((missing + 1))
 	fi
-done < "$FRAGMENT"
+done < <(cat "${FRAGMENTS[@]}" | sed -nE 's/^(# )?(CONFIG_[A-Z0-9_]+)[= ].*/\2 &/p' \
+	| awk '{ last[$1] = NR; line[NR] = $0 } END { for (k in last) print line[last[k]] }' \
+	| cut -d' ' -f2-)
 ((missing == 0)) || die "$missing option(s) of the fragment did not survive olddefconfig (missing dependencies?)"
 
 if cmp -s "$GEN/.config" "$KBUILD/.config"; then
@@ -54,14 +65,20 @@ else
 fi
 rm -rf "$GEN" "$GEN.log"
 
-targets=("$@")
-((${#targets[@]})) || targets=(bzImage modules)
-log "make ${targets[*]} (-j$JOBS, log: build/kernel.log)"
-if ! kmake "${targets[@]}" >"$BUILD/kernel.log" 2>&1; then
-	grep -E -B2 -A5 'error:|Error [0-9]' "$BUILD/kernel.log" | tail -40 >&2
-	die "kernel build failed, see $BUILD/kernel.log"
+LOG=$BUILD/kernel${VARIANT:+-$VARIANT}.log
+targets=(bzImage)
+[ "$VARIANT" = builtin ] || targets+=(modules)
+log "make ${targets[*]} (-j$JOBS, log: ${LOG#"$ROOT"/})"
+if ! kmake "${targets[@]}" >"$LOG" 2>&1; then
+	grep -E -B2 -A5 'error:|Error [0-9]' "$LOG" | tail -40 >&2
+	die "kernel build failed, see $LOG"
 fi
-grep -E 'warning:' "$BUILD/kernel.log" >&2 || true
+grep -E 'warning:' "$LOG" >&2 || true
+if [ "$VARIANT" = builtin ]; then
+	cp "$KBUILD/arch/x86/boot/bzImage" "$BUILD/bzImage-builtin"
+	log "kernel $(cat "$KBUILD/include/config/kernel.release") (loop built in): build/bzImage-builtin"
+	exit 0
+fi
 
 # Install the modules into a staging root that the image stage copies.
 rm -rf "$BUILD/modroot"

@@ -1,0 +1,28 @@
+#!/bin/bash
+# Stage "check": the test boots, then one summary line for all of them.
+#  1. the guest kernel (loop as a module): groups compat, params, partitioned;
+#  2. the kernel with loop built in, booted with "max_part=16 loop.major=250":
+#     group builtin.
+# Ends with "N passed, N failed, N skipped"; non-zero exit on any failure.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+MAIN_GROUPS=${TESTS:-compat params partitioned}
+rm -rf "$BUILD/results"
+rc=0
+# shellcheck disable=SC2086
+RESULTS_DIR=$BUILD/results/main "$ROOT/scripts/boot.sh" $MAIN_GROUPS || rc=1
+if [ -z "${TESTS:-}" ]; then
+	KERNEL=$BUILD/bzImage-builtin RESULTS_DIR=$BUILD/results/builtin \
+		EXTRA_CMDLINE="max_part=16 loop.major=250" "$ROOT/scripts/boot.sh" builtin || rc=1
+fi
+
+p=0 f=0 s=0
+for sum in "$BUILD"/results/*/summary; do
+	read -r a _ b _ c _ < <(tr -d ',' <"$sum")
+	p=$((p + a)) f=$((f + b)) s=$((s + c))
+done
+((f == 0 && rc == 0)) || { ((f == 0)) && f=1; }
+[ -n "${PARTLOOP_START:-}" ] && log "total since make started: $(($(date +%s) - PARTLOOP_START))s"
+echo "$p passed, $f failed, $s skipped"
+((f == 0))
