@@ -2,7 +2,9 @@
 # Stage "check-series": the review checks of the patch series.
 #  - scripts/checkpatch.pl --strict on every patch, no error, warning or check;
 #  - every prefix of the series builds drivers/block/loop.ko, with W=1 and
-#    no warning in loop.c (bisectable, no new W=1 warnings).
+#    no warning in loop.c (bisectable, no new W=1 warnings).  Without a
+#    vmlinux in this folder modpost cannot resolve symbols; make check links
+#    and boots the kernel with the whole series.
 # Uses a scratch git worktree of the pristine tree and its own O= folder,
 # configured like the guest kernel, so build/linux is not touched.
 set -euo pipefail
@@ -47,8 +49,7 @@ for i in $(seq 0 "$n"); do
 	fi
 	name=$([ "$i" = 0 ] && echo "pristine" || echo "${patches[i - 1]}")
 	touch "$WT/drivers/block/loop.c"
-	if ! kmake W=1 M=drivers/block/ drivers/block/loop.ko > "$BUILD/bisect.log" 2>&1 \
-		&& ! kmake W=1 drivers/block/loop.ko > "$BUILD/bisect.log" 2>&1; then
+	if ! kmake W=1 drivers/block/loop.ko > "$BUILD/bisect.log" 2>&1; then
 		tail -20 "$BUILD/bisect.log" >&2
 		log "  prefix $i/$n ($name): BUILD FAILED"
 		bad=$((bad + 1))
