@@ -13,7 +13,7 @@ rc=0
 # shellcheck disable=SC2086
 RESULTS_DIR=$BUILD/results/main "$ROOT/scripts/boot.sh" $MAIN_GROUPS || rc=1
 if [ -z "${TESTS:-}" ]; then
-	KERNEL=$BUILD/bzImage-builtin RESULTS_DIR=$BUILD/results/builtin \
+	KERNEL=$BUILD/bzImage-builtin RESULTS_DIR=$BUILD/results/builtin NO_DOS83=1 \
 		EXTRA_CMDLINE="max_part=16 loop.major=250" "$ROOT/scripts/boot.sh" builtin || rc=1
 fi
 
