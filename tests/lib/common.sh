@@ -82,8 +82,8 @@ part_table() {
 node_table() {
 	local n t maj min
 	compgen -G "/dev/${1}p*" >/dev/null || return 0
-	stat -c '%n %F %t %T' /dev/"$1"p* | while read -r n t _ _ maj min; do
-		if [[ $t == block ]]; then
+	stat -c '%n %t %T %F' /dev/"$1"p* | while read -r n maj min t; do
+		if [[ $t == "block special file" ]]; then
 			echo "${n#/dev/} $((16#$maj)):$((16#$min))"
 		else
 			echo "${n#/dev/} not-a-block-device"
@@ -91,9 +91,20 @@ node_table() {
 	done | sort -V
 }
 
-# kmsg_mark: remember the end of the kernel log; kmsg_since prints what came after.
+# kmsg_mark: remember the end of the kernel log; kmsg_since prints what
+# came after (the whole log without a mark), without the timestamps and
+# the blanks that follow them.
 kmsg_mark() { _kmsg_mark=$(dmesg | wc -l); }
-kmsg_since() { dmesg | tail -n +"$((_kmsg_mark + 1))"; }
+kmsg_since() { dmesg | tail -n +"$((${_kmsg_mark:-0} + 1))" | sed 's/^\[[^]]*\] *//'; }
+
+# loop_warnings: the "loop:" lines since kmsg_mark other than the load message.
+loop_warnings() { kmsg_since | grep '^loop: ' | grep -v '^loop: module loaded' || true; }
+
+# blk_major NAME: the block major /proc/devices lists for driver NAME.
+blk_major() { sed -n '/^Block devices:/,$p' /proc/devices | awk -v n="$1" '$2 == n { print $1 }'; }
+
+# words: standard input as one line of words separated by single blanks.
+words() { tr -s ' \n' '  ' | sed 's/^ //; s/ $//'; }
 
 # attach ARGS...: losetup --show -f ARGS; prints the device.
 attach() {
