@@ -20,8 +20,9 @@ DISKS=$BUILD/disks
 KERNEL=${KERNEL:-$BUILD/bzImage}
 [ -f "$KERNEL" ] || die "no kernel $KERNEL: run 'make kernel'"
 
-# Disks, made anew for every boot: vdb carries the seed's DOS label with
-# p1, p2 extended and logical p5..p83; vdc is an empty scratch disk.
+# Disks, made anew for every boot and found in the guest by serial
+# (/dev/disk/by-id/virtio-SERIAL): "dos83" carries the seed's DOS label with
+# p1, p2 extended and logical p5..p83; "scratch" is empty.
 mkdir -p "$DISKS"
 make -s -C "$ROOT/tools" OUT="$BUILD/tools" check >&2 || die "tools/ failed to build or to pass its test"
 rm -f "$DISKS/dos83.img" "$DISKS/scratch.img"

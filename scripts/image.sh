@@ -7,6 +7,8 @@ set -euo pipefail
 stage image
 
 IMAGE_DIR=$BUILD/image/debian~bookworm	# mkosi 14 adds <distribution>~<release>
+STAMP=$BUILD/image/.stamp		# what the image was built from
+CONF_STAMP=$BUILD/image/.conf-stamp	# the mkosi.conf of the incremental cache
 MKOSI_CACHE=${MKOSI_CACHE:-$HOME/.cache/partloop/mkosi}
 [ -f "$BUILD/kernel.release" ] || die "no kernel built yet: run 'make kernel'"
 command -v mkosi >/dev/null || die "mkosi missing: run 'make deps'"
@@ -19,18 +21,18 @@ want=$( {
 	(cd "$ROOT/mkosi.extra" && find . -printf '%p %l %m\n' | sort && find . -type f -print0 | sort -z | xargs -0 cat)
 	(cd "$BUILD/modroot" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
 } | sha256sum | cut -d' ' -f1)
-if [ -f "$IMAGE_DIR/partloop.raw" ] && [ "$(cat "$BUILD/image/.stamp" 2>/dev/null)" = "$want" ]; then
+if [ -f "$IMAGE_DIR/partloop.raw" ] && [ "$(cat "$STAMP" 2>/dev/null)" = "$want" ]; then
 	log "image up to date: $IMAGE_DIR/partloop.raw"
 	exit 0
 fi
 
 force=-f
-if [ "$(cat "$BUILD/image/.conf-stamp" 2>/dev/null)" != "$conf_sum" ]; then
+if [ "$(cat "$CONF_STAMP" 2>/dev/null)" != "$conf_sum" ]; then
 	force=-ff	# the incremental cache is never invalidated by mkosi 14
 	log "mkosi.conf changed (or first build): rebuilding from scratch"
 fi
 mkdir -p "$BUILD/image" "$MKOSI_CACHE"
-rm -f "$BUILD/image/.stamp"
+rm -f "$STAMP"
 
 # This host has no systemd as init: /run is not a tmpfs and nspawn cannot
 # clean /run/systemd/nspawn/propagate.  Give mkosi a private tmpfs there.
@@ -43,6 +45,6 @@ if ! (cd "$ROOT" && unshare --mount --propagation private bash -c \
 	die "mkosi build failed, see $BUILD/mkosi.log"
 fi
 [ -f "$IMAGE_DIR/partloop.raw" ] || die "mkosi did not produce $IMAGE_DIR/partloop.raw (see $BUILD/mkosi.log)"
-echo "$conf_sum" > "$BUILD/image/.conf-stamp"
-echo "$want" > "$BUILD/image/.stamp"
+echo "$conf_sum" > "$CONF_STAMP"
+echo "$want" > "$STAMP"
 log "image: $IMAGE_DIR/partloop.raw ($(du -h "$IMAGE_DIR/partloop.raw" | cut -f1) used)"

@@ -27,43 +27,56 @@ command -v ccache >/dev/null || die "ccache missing: run 'make deps'"
 kmake() { make -C "$SRC" O="$KBUILD" CC="ccache gcc" HOSTCC="ccache gcc" LOCALVERSION= -j"$JOBS" "$@"; }
 mkdir -p "$KBUILD"
 
-# Generate the configuration in a scratch folder and only install it when
-# it differs, so that an unchanged config does not trigger a rebuild.
-GEN=$BUILD/kconfig-gen
-rm -rf "$GEN"; mkdir -p "$GEN"
-make -s -C "$SRC" O="$GEN" tinyconfig >"$GEN.log" 2>&1 || { cat "$GEN.log"; die "make tinyconfig failed"; }
-"$SRC/scripts/kconfig/merge_config.sh" -m -O "$GEN" "$GEN/.config" "${FRAGMENTS[@]}" >>"$GEN.log" 2>&1 \
-	|| { cat "$GEN.log"; die "merge_config.sh failed"; }
-make -s -C "$SRC" O="$GEN" olddefconfig >>"$GEN.log" 2>&1 || { cat "$GEN.log"; die "make olddefconfig failed"; }
+generate_config() {
+	# Generate the configuration in a scratch folder and only install it when
+	# it differs, so that an unchanged config does not trigger a rebuild.
+	local GEN=$KBUILD.kconfig-gen missing=0 line want have
+	rm -rf "$GEN"; mkdir -p "$GEN"
+	make -s -C "$SRC" O="$GEN" tinyconfig >"$GEN.log" 2>&1 || { cat "$GEN.log"; die "make tinyconfig failed"; }
+	"$SRC/scripts/kconfig/merge_config.sh" -m -O "$GEN" "$GEN/.config" "${FRAGMENTS[@]}" >>"$GEN.log" 2>&1 \
+		|| { cat "$GEN.log"; die "merge_config.sh failed"; }
+	make -s -C "$SRC" O="$GEN" olddefconfig >>"$GEN.log" 2>&1 || { cat "$GEN.log"; die "make olddefconfig failed"; }
 
-# merge_config.sh silently drops options whose dependencies are missing:
-# every line of the fragments (the last one wins for an option given
-# twice) must be in the final configuration.
-missing=0
-while IFS= read -r line; do
-	case $line in
-	CONFIG_*=n) want="# ${line%=n} is not set" ;;
-	CONFIG_*) want=$line ;;
-	'# CONFIG_'*' is not set') want=$line ;;
-	*) continue ;;
-	esac
-	if ! grep -qxF -- "$want" "$GEN/.config"; then
-		have=$(grep -E "(^|# )${line%%=*}[= ]" "$GEN/.config" || echo "(absent)")
-		printf 'error: kernel/*.config: wanted "%s", got "%s"\n' "$want" "$have" >&2
-		missing=$((missing + 1))
+	# merge_config.sh silently drops options whose dependencies are missing:
+	# every line of the fragments (the last one wins for an option given
+	# twice) must be in the final configuration.
+	while IFS= read -r line; do
+		case $line in
+		CONFIG_*=n) want="# ${line%=n} is not set" ;;
+		CONFIG_*) want=$line ;;
+		'# CONFIG_'*' is not set') want=$line ;;
+		*) continue ;;
+		esac
+		if ! grep -qxF -- "$want" "$GEN/.config"; then
+			have=$(grep -E "(^|# )${line%%=*}[= ]" "$GEN/.config" || echo "(absent)")
+			printf 'error: kernel/*.config: wanted "%s", got "%s"\n' "$want" "$have" >&2
+			missing=$((missing + 1))
+		fi
+	done < <(cat "${FRAGMENTS[@]}" | sed -nE 's/^(# )?(CONFIG_[A-Z0-9_]+)[= ].*/\2 &/p' \
+		| awk '{ last[$1] = NR; line[NR] = $0 } END { for (k in last) print line[last[k]] }' \
+		| cut -d' ' -f2-)
+	((missing == 0)) || die "$missing option(s) of the fragment did not survive olddefconfig (missing dependencies?)"
+
+	if cmp -s "$GEN/.config" "$KBUILD/.config"; then
+		log "configuration unchanged"
+	else
+		log "installing new configuration"
+		cp "$GEN/.config" "$KBUILD/.config"
 	fi
-done < <(cat "${FRAGMENTS[@]}" | sed -nE 's/^(# )?(CONFIG_[A-Z0-9_]+)[= ].*/\2 &/p' \
-	| awk '{ last[$1] = NR; line[NR] = $0 } END { for (k in last) print line[last[k]] }' \
-	| cut -d' ' -f2-)
-((missing == 0)) || die "$missing option(s) of the fragment did not survive olddefconfig (missing dependencies?)"
+	rm -rf "$GEN" "$GEN.log"
+}
 
-if cmp -s "$GEN/.config" "$KBUILD/.config"; then
-	log "configuration unchanged"
+# The configuration depends only on the fragments, the tree (pristine +
+# series) and the compiler: regenerate it (about 15 s) only when one of
+# them changed.
+config_sum=$( { cat "${FRAGMENTS[@]}" "$SRC/.series-applied"; gcc --version; } | sha256sum | cut -d' ' -f1)
+if [ -f "$KBUILD/.config" ] && [ "$(cat "$KBUILD/.config-stamp" 2>/dev/null)" = "$config_sum" ]; then
+	log "configuration up to date"
 else
-	log "installing new configuration"
-	cp "$GEN/.config" "$KBUILD/.config"
+	rm -f "$KBUILD/.config-stamp"
+	generate_config
+	echo "$config_sum" > "$KBUILD/.config-stamp"
 fi
-rm -rf "$GEN" "$GEN.log"
 
 LOG=$BUILD/kernel${VARIANT:+-$VARIANT}.log
 targets=(bzImage)
