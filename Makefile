@@ -1,7 +1,9 @@
 # Partitioned loop devices on linux-source-6.1: build, boot, test, bench.
 #
+#   make bench      build everything, boot the guest, run bench/run-fio.sh and
+#                   write the report (build/bench/report.md): the main job
 #   make check      build everything, boot the guest, run tests/ (the test command)
-#   make deps | tree | kernel | image | boot     the stages one by one
+#   make deps | tree | kernel | stock-module | image | boot   the stages one by one
 #   make clean      drop build/ (kernel tree, objects, image, results)
 #   make clean-cache  also drop ccache and mkosi's package cache
 #
@@ -16,11 +18,13 @@ TESTS ?=
 
 DEPS := linux-source-6.1 qemu-system-x86 ovmf mkosi debootstrap systemd-container \
 	fio gcc make bc bison flex libelf-dev libssl-dev cpio kmod quilt ccache \
-	dwarves rsync zstd xz-utils util-linux fdisk e2fsprogs shellcheck git
+	dwarves rsync zstd xz-utils util-linux fdisk e2fsprogs shellcheck git \
+	python3 gnuplot-nox
 
-.PHONY: all deps tree kernel kernel-builtin image boot check check-series clean clean-cache shellcheck
+.PHONY: all deps tree kernel kernel-builtin stock-module image boot bench check check-series \
+	clean clean-cache shellcheck
 
-all: check
+all: bench
 
 deps:
 	@scripts/deps.sh $(DEPS)
@@ -38,13 +42,22 @@ kernel-builtin: tree
 image: kernel
 	@scripts/image.sh
 
+# The unpatched loop.c built against the guest kernel, for the benchmark.
+stock-module: kernel
+	@scripts/stock-module.sh
+
+# fio: raw partition against loop partitions, patched against stock.
+# BENCH_QUICK=1 and BENCH_* settings: see scripts/bench.sh.
+bench: shellcheck image stock-module
+	@scripts/bench.sh
+
 # Boot the current build and run TESTS (groups or group/case, default all).
 boot:
 	@scripts/boot.sh $(TESTS)
 
 # Both test boots (see scripts/check.sh); TESTS=... runs only those in the
 # first boot.
-check: shellcheck image kernel-builtin
+check: shellcheck image kernel-builtin stock-module
 	@TESTS="$(TESTS)" scripts/check.sh
 
 # checkpatch --strict on every patch, every prefix of the series builds.
@@ -53,7 +66,8 @@ check-series: kernel
 
 shellcheck: deps
 	@shellcheck -x scripts/*.sh mkosi.finalize mkosi.extra/usr/local/sbin/* \
-		tests/run tests/lib/*.sh tests/*/[0-9][0-9][0-9]-* .ci/run tools/*.sh
+		tests/run tests/lib/*.sh tests/*/[0-9][0-9][0-9]-* .ci/run tools/*.sh \
+		bench/*.sh
 	@echo "shellcheck: clean"
 
 clean:

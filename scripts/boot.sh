@@ -6,7 +6,9 @@
 #
 # usage: boot.sh [GROUP | GROUP/CASE]...    (default: all)
 # env:   BOOT_TIMEOUT (seconds, default 1800), RESULTS_DIR (build/results/boot),
-#        KERNEL (build/bzImage), EXTRA_CMDLINE, NO_DOS83
+#        KERNEL (build/bzImage), EXTRA_CMDLINE, NO_DOS83,
+#        BENCH_DISK: a disk image attached with serial "bench"; the guest then
+#        runs bench/run-fio.sh instead of tests/ (see scripts/bench.sh)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 stage boot
@@ -29,8 +31,9 @@ rm -f "$DISKS/dos83.img" "$DISKS/scratch.img"
 "$BUILD/tools/mkdosebr" -p 16 -l 2 -L 64 -n 79 "$DISKS/dos83.img" >/dev/null
 truncate -s 1G "$DISKS/scratch.img"
 
-rm -rf "$RES"
+# The results folder is emptied, except for bench.env (see scripts/bench.sh).
 mkdir -p "$RES"
+find "$RES" -mindepth 1 -maxdepth 1 ! -name bench.env -exec rm -rf {} +
 sel=all
 (($#)) && sel=$(IFS=,; echo "$*")
 cmdline="root=/dev/vda1 rw console=ttyS0 panic=-1 loglevel=4 log_buf_len=4M"
@@ -38,7 +41,11 @@ cmdline+=" systemd.mask=serial-getty@ttyS0.service systemd.mask=getty@tty1.servi
 cmdline+=" systemd.mask=apt-daily.timer systemd.mask=apt-daily-upgrade.timer"
 cmdline+=" systemd.mask=e2scrub_all.timer systemd.mask=fstrim.timer"
 cmdline+=" systemd.mask=systemd-networkd.service systemd.mask=systemd-resolved.service"
-cmdline+=" partloop.test=$sel ${EXTRA_CMDLINE:-}"
+if [ -n "${BENCH_DISK:-}" ]; then
+	cmdline+=" partloop.bench=1 ${EXTRA_CMDLINE:-}"
+else
+	cmdline+=" partloop.test=$sel ${EXTRA_CMDLINE:-}"
+fi
 
 qemu=(qemu-system-x86_64 -machine "q35,accel=tcg" -cpu max -smp 2 -m 2G
 	-nographic -nodefaults -no-reboot -serial stdio
@@ -56,6 +63,10 @@ if [ -z "${NO_DOS83:-}" ]; then
 	qemu+=(-drive "if=none,id=dos83,file=$DISKS/dos83.img,format=raw,cache=none,aio=threads"
 		-device "virtio-blk-pci,drive=dos83,serial=dos83")
 fi
+if [ -n "${BENCH_DISK:-}" ]; then
+	qemu+=(-drive "if=none,id=bench,file=$BENCH_DISK,format=raw,cache=none,aio=threads"
+		-device "virtio-blk-pci,drive=bench,serial=bench")
+fi
 printf '%q ' "${qemu[@]}" > "$RES/qemu.cmd"; echo >> "$RES/qemu.cmd"
 
 log "booting ${KERNEL#"$ROOT"/} under TCG (timeout ${TIMEOUT}s, console: ${RES#"$ROOT"/}/console.log)"
@@ -63,7 +74,7 @@ set +e
 timeout -k 10 "$TIMEOUT" "${qemu[@]}" </dev/null 2>"$RES/qemu.stderr" \
 	| tee "$RES/console.log" \
 	| sed -u -E 's/^\[ *[0-9.]+\] partloop-tests\[[0-9]+\]: //' \
-	| grep --line-buffered -aE '^(ok|not ok|#|[0-9]+ passed)' \
+	| grep --line-buffered -aE '^(ok|not ok|#|[0-9]+ passed|bench:)' \
 	| while IFS= read -r l; do printf '[%s] guest: %s\n' "$(date +%H:%M:%S)" "$l"; done >&2
 qrc=${PIPESTATUS[0]}
 set -e

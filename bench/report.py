@@ -1,0 +1,308 @@
+#!/usr/bin/python3
+"""Turn the raw results of bench/run-fio.sh into a Markdown report with PNG
+charts (gnuplot).
+
+usage: report.py DIR
+
+DIR is what scripts/bench.sh left: DIR/bench/{meta.txt,devices.txt,
+attach.csv,fio/*.json} from the guest and DIR/host.txt from the host.
+Writes DIR/report.md, DIR/loop-vs-raw.png, DIR/patched-vs-stock.png and the
+gnuplot inputs next to them.
+
+Every ratio is taken within one repetition (the runs of a repetition follow
+each other within a few minutes), then the median and the range over the
+repetitions are reported.  The report never judges a figure: the targets
+are printed next to the measured ratios.  It fails (exit 1) only when
+results are missing or malformed, so that a broken benchmark cannot pass
+for a finished one.
+"""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+VARIANTS = {
+    "raw": "raw disk partition",
+    "part-dio": "patched, partitioned mode (major 240), --direct-io=on",
+    "part-buf": "patched, partitioned mode (major 240), buffered",
+    "compat-dio": "patched, compat mode (losetup -P), --direct-io=on",
+    "stock-dio": "stock 6.1 driver (losetup -P), --direct-io=on",
+    "file-dio": "patched, partitioned mode, over a file on ext4, --direct-io=on",
+}
+LOOP_VARIANTS = ["part-dio", "part-buf", "compat-dio", "stock-dio", "file-dio"]
+RAW_TARGET = {"randread-4k-qd32": 0.95, "seqread-1m": 0.95}
+STOCK_TARGET = 0.98
+
+
+class Missing(Exception):
+    pass
+
+
+def read_kv(path):
+    out = {}
+    with open(path) as f:
+        for line in f:
+            if ":" in line:
+                k, v = line.split(":", 1)
+                out[k.strip()] = v.strip()
+    return out
+
+
+def fio_result(path):
+    """(metric, unit, p50 latency us, p99 latency us) of one fio JSON file."""
+    try:
+        with open(path) as f:
+            text = f.read()
+        # fio may print notes before the JSON object.
+        data = json.loads(text[text.index("{"):])
+        job = data["jobs"][0]
+    except (OSError, ValueError, KeyError, IndexError) as e:
+        raise Missing(f"{path}: no fio result ({e})")
+    if job.get("error"):
+        raise Missing(f"{path}: fio reported error {job['error']}")
+    opts = job.get("job options", {})
+    side = "write" if "write" in opts.get("rw", "") else "read"
+    r = job[side]
+    if r["io_bytes"] <= 0:
+        raise Missing(f"{path}: fio did no {side} I/O")
+    pct = r.get("clat_ns", {}).get("percentile", {})
+    p50 = pct.get("50.000000", 0) / 1000
+    p99 = pct.get("99.000000", 0) / 1000
+    if opts.get("bs", "").upper().startswith("1M"):
+        return r["bw_bytes"] / 2**20, "MiB/s", p50, p99
+    return r["iops"], "IOPS", p50, p99
+
+
+def fmt_ratio(vals):
+    if not vals:
+        return "n/a"
+    med = statistics.median(vals)
+    if len(vals) == 1:
+        return f"{med:.3f}"
+    return f"{med:.3f} [{min(vals):.2f}–{max(vals):.2f}]"
+
+
+def fmt_abs(vals):
+    med = statistics.median(vals)
+    s = f"{med:,.0f}" if med >= 100 else f"{med:.1f}"
+    if len(vals) > 1:
+        s += f" [{min(vals):,.0f}–{max(vals):,.0f}]"
+    return s
+
+
+def table(lines, head, body):
+    """A Markdown table: a header row and rows of cells."""
+    lines.append("| " + " | ".join(head) + " |")
+    lines.append("|" + "---|" * len(head))
+    lines.extend("| " + " | ".join(r) + " |" for r in body)
+    lines.append("")
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    top = sys.argv[1]
+    raw_dir = os.path.join(top, "bench")
+    problems = []
+    try:
+        meta = read_kv(os.path.join(raw_dir, "meta.txt"))
+    except OSError as e:
+        sys.exit(f"report.py: {e}: the guest did not get as far as its setup")
+    host = read_kv(os.path.join(top, "host.txt")) if os.path.exists(os.path.join(top, "host.txt")) else {}
+    jobs = meta["jobs"].split()
+    engines = meta["engines"].split()
+    variants = meta["variants"].split()
+    reps = int(meta["reps"])
+    quick = meta.get("quick", "0") not in ("", "0")
+
+    # results[(variant, job, engine)] = [value per rep]
+    results, unit, lat = {}, {}, {}
+    for v in variants:
+        for j in jobs:
+            for e in engines:
+                vals = []
+                for r in range(1, reps + 1):
+                    try:
+                        val, u, p50, p99 = fio_result(os.path.join(raw_dir, "fio", f"{v}.{j}.{e}.{r}.json"))
+                    except Missing as m:
+                        problems.append(str(m))
+                        continue
+                    vals.append(val)
+                    unit[j] = u
+                    lat.setdefault((v, j, e), []).append((p50, p99))
+                results[(v, j, e)] = vals
+
+    def ratios(a, b, j, e):
+        va, vb = results.get((a, j, e), []), results.get((b, j, e), [])
+        if len(va) != reps or len(vb) != reps:
+            return []
+        return [x / y for x, y in zip(va, vb) if y > 0]
+
+    devices = {}
+    with open(os.path.join(raw_dir, "devices.txt")) as f:
+        for line in f:
+            w = line.split()
+            if w:
+                devices[w[0]] = line.split(None, 1)[1].strip()
+    for v in variants:
+        if v not in devices:
+            problems.append(f"devices.txt: no device recorded for {v}")
+    for v, want in (("part-dio", "240:"), ("file-dio", "240:")):
+        if v in devices and f" {want}" not in f" {devices[v]}":
+            problems.append(f"devices.txt: {v} is not on major 240: {devices[v]}")
+
+    scans, cycles = {}, {}
+    try:
+        with open(os.path.join(raw_dir, "attach.csv")) as f:
+            for line in f:
+                w = line.strip().split(",")
+                if w[0] == "scan":
+                    scans.setdefault((w[1], int(w[2])), []).append((float(w[4]), float(w[5])))
+                elif w[0] == "cycles":
+                    cycles[(w[1], int(w[2]))] = int(w[3]) / float(w[4])
+    except OSError as e:
+        problems.append(f"attach.csv: {e}")
+    for v in ("part", "stock"):
+        for n in (127, 255):
+            if len(scans.get((v, n), [])) == 0:
+                problems.append(f"attach.csv: no scan timing for {v} with {n} partitions")
+        for n in (0, 7):
+            if (v, n) not in cycles:
+                problems.append(f"attach.csv: no attach/detach cycles for {v} with {n} partitions")
+
+    if problems:
+        print("report.py: incomplete results:", file=sys.stderr)
+        for p in problems[:20]:
+            print("  " + p, file=sys.stderr)
+        sys.exit(1)
+
+    # ---- charts ----------------------------------------------------------
+    rows = [(j, e) for j in jobs for e in engines]
+
+    def chart(name, title, series):
+        dat = os.path.join(top, name + ".dat")
+        with open(dat, "w") as f:
+            f.write("# workload " + " ".join(f"{s}_med {s}_min {s}_max" for s, _, _ in series) + "\n")
+            for j, e in rows:
+                cols = []
+                for _, a, b in series:
+                    rr = ratios(a, b, j, e)
+                    cols += [statistics.median(rr), min(rr), max(rr)]
+                f.write(f'"{j}\\n{e}" ' + " ".join(f"{c:.4f}" for c in cols) + "\n")
+        plots = []
+        for i, (label, _, _) in enumerate(series):
+            c = 2 + 3 * i
+            using = f"{c}:{c + 1}:{c + 2}" + (":xtic(1)" if i == 0 else "")
+            plots.append(f"'{dat}' using {using} title '{label}'")
+        gp = os.path.join(top, name + ".gp")
+        with open(gp, "w") as f:
+            f.write(f"""set terminal pngcairo size {max(900, 150 * len(rows))},520 font ',10'
+set output '{os.path.join(top, name + '.png')}'
+set termoption noenhanced
+set title '{title}'
+set style data histogram
+set style histogram errorbars gap 1 lw 1
+set style fill solid 0.7 border -1
+set yrange [0:*]
+set ylabel 'ratio (median, bar: min-max over repetitions)'
+set grid ytics
+set key outside top center horizontal
+set xtics nomirror
+set bmargin 4
+set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 1
+plot {', '.join(plots)}
+""")
+        subprocess.run(["gnuplot", gp], check=True)
+
+    chart("loop-vs-raw", "Loop partition / raw disk partition (same region, fio direct=1)",
+          [(v, v, "raw") for v in LOOP_VARIANTS])
+    chart("patched-vs-stock", "Patched driver / stock 6.1 driver (loop partition, --direct-io=on)",
+          [("partitioned / stock", "part-dio", "stock-dio"),
+           ("compat / stock", "compat-dio", "stock-dio")])
+
+    # ---- report ------------------------------------------------------------
+    L = []
+    L.append("# Partitioned loop devices: fio against the raw disk\n")
+    if quick:
+        L.append("> **Quick mode** (`BENCH_QUICK=1`): one short repetition to prove the scripts "
+                 "and this generator. The figures below mean nothing.\n")
+    L.append("Absolute figures under QEMU TCG (no KVM, every instruction emulated) say nothing "
+             "about real hardware; the report leads with ratios of runs made side by side in one "
+             "boot, interleaved per repetition. Ratios are median [min–max] over "
+             f"{reps} repetition(s).\n")
+    L.append("## Setup\n")
+    for k in ("kernel", "guest cpu", "guest memory", "disk", "fio", "util-linux", "patched loop.ko", "stock loop.ko"):
+        L.append(f"- {k}: {meta.get(k, '?')}")
+    for k in ("host cpu", "host kernel", "qemu", "bench disk"):
+        L.append(f"- {k}: {host.get(k, '?')}")
+    L.append(f"- fio jobs: {', '.join(jobs)} (bench/jobs/*.fio), engines {', '.join(engines)}, "
+             f"{meta['runtime']} s per job after {meta['ramp']} s ramp, page cache dropped before each")
+    L.append("- devices measured (partition 5 every time):")
+    for v in variants:
+        L.append(f"  - `{v}`: {VARIANTS.get(v, v)}: `{devices[v]}`")
+    L.append("")
+
+    L.append("## Targets\n")
+    def verdict(rr, t):
+        m = statistics.median(rr)
+        return "met" if m >= t else f"missed by {100 * (t - m):.1f} points"
+
+    body = [[f"part-dio / raw ≥ {RAW_TARGET[j]}", j, e, fmt_ratio(ratios("part-dio", "raw", j, e)),
+             verdict(ratios("part-dio", "raw", j, e), RAW_TARGET[j])] for j, e in rows if j in RAW_TARGET]
+    body += [[f"part-dio / stock-dio ≥ {STOCK_TARGET}", j, e, fmt_ratio(ratios("part-dio", "stock-dio", j, e)),
+              verdict(ratios("part-dio", "stock-dio", j, e), STOCK_TARGET)] for j, e in rows]
+    table(L, ["target", "workload", "engine", "measured", "verdict"], body)
+
+    L.append("## Loop partition / raw partition\n")
+    L.append("![loop vs raw](loop-vs-raw.png)\n")
+    table(L, ["workload", "engine"] + LOOP_VARIANTS,
+          [[j, e] + [fmt_ratio(ratios(v, "raw", j, e)) for v in LOOP_VARIANTS] for j, e in rows])
+    L.append("## Patched / stock driver\n")
+    L.append("![patched vs stock](patched-vs-stock.png)\n")
+    table(L, ["workload", "engine", "partitioned (part-dio) / stock-dio", "compat (compat-dio) / stock-dio"],
+          [[j, e, fmt_ratio(ratios("part-dio", "stock-dio", j, e)), fmt_ratio(ratios("compat-dio", "stock-dio", j, e))]
+           for j, e in rows])
+
+    L.append("## Attach and scan\n")
+    L.append("Seconds from `losetup` to the partition table read (patched: `losetup` then "
+             "`blockdev --rereadpt`; stock: `losetup -P`) and to every partition node made by udev; "
+             "median [min–max].\n")
+    med = lambda xs, i: statistics.median(x[i] for x in xs)
+    rng = lambda xs, i: f"{med(xs, i):.2f} [{min(x[i] for x in xs):.2f}–{max(x[i] for x in xs):.2f}]"
+    body = []
+    for n in (127, 255):
+        p, s = scans[("part", n)], scans[("stock", n)]
+        body.append([str(n), rng(p, 0), rng(p, 1), rng(s, 0), rng(s, 1), f"{med(p, 1) / med(s, 1):.3f}"])
+    table(L, ["partitions", "patched partitioned: scan", "nodes", "stock: scan", "nodes", "patched/stock (nodes)"], body)
+    body = []
+    for n, label in ((0, "no partition scan"), (7, "with a scan of 7 partitions")):
+        p, s = cycles[("part", n)], cycles[("stock", n)]
+        body.append([label, f"{p:.2f}", f"{s:.2f}", f"{p / s:.3f}"])
+    table(L, ["attach/detach cycles per second", "patched partitioned", "stock", "patched/stock"], body)
+
+    L.append("## Absolute figures (TCG: for orientation only)\n")
+    L.append("Median [min–max]; 4k jobs in IOPS, 1M jobs in MiB/s; QD1 completion latency p50/p99 in µs.\n")
+    body = []
+    for j, e in rows:
+        cells = [f"{j} ({unit[j]})", e]
+        for v in variants:
+            c = fmt_abs(results[(v, j, e)])
+            if "qd1" in j:
+                ls = lat[(v, j, e)]
+                c += f" ({statistics.median(x[0] for x in ls):.0f}/{statistics.median(x[1] for x in ls):.0f} µs)"
+            cells.append(c)
+        body.append(cells)
+    table(L, ["workload", "engine"] + variants, body)
+    L.append("Raw results: `bench/fio/VARIANT.JOB.ENGINE.REP.json`, `bench/attach.csv`, "
+             "`bench/meta.txt`, `bench/devices.txt`.\n")
+
+    with open(os.path.join(top, "report.md"), "w") as f:
+        f.write("\n".join(L))
+    print(f"report.py: {len(variants)} variants x {len(jobs)} jobs x {len(engines)} engines x "
+          f"{reps} repetition(s) -> {os.path.join(top, 'report.md')}")
+
+
+if __name__ == "__main__":
+    main()
