@@ -21,8 +21,8 @@ DEPS := linux-source-6.1 qemu-system-x86 ovmf mkosi debootstrap systemd-containe
 	dwarves rsync zstd xz-utils util-linux fdisk e2fsprogs shellcheck git \
 	python3 gnuplot-nox
 
-.PHONY: all deps tree kernel kernel-builtin stock-module image boot bench check check-series \
-	clean clean-cache shellcheck
+.PHONY: all deps tree kernel kernel-builtin stock-module image image-dkms boot bench check \
+	check-series deb check-dkms clean clean-cache shellcheck
 
 all: bench
 
@@ -60,6 +60,18 @@ boot:
 check: shellcheck image kernel-builtin stock-module
 	@TESTS="$(TESTS)" scripts/check.sh
 
+# The DKMS package of the patched driver: build/partloop-dkms_VERSION_all.deb.
+deb: kernel
+	@scripts/deb.sh
+
+# The guest with Debian's own kernel, for check-dkms.
+image-dkms: deps
+	@scripts/image.sh dkms
+
+# Install the package in that guest and run the tests against its loop.ko.
+check-dkms: shellcheck deb image-dkms
+	@scripts/check-dkms.sh
+
 # checkpatch --strict on every patch, every prefix of the series builds.
 check-series: kernel
 	@scripts/check-series.sh
@@ -67,7 +79,8 @@ check-series: kernel
 shellcheck: deps
 	@shellcheck -x scripts/*.sh mkosi.finalize mkosi.extra/usr/local/sbin/* \
 		tests/run tests/lib/*.sh tests/*/[0-9][0-9][0-9]-* .ci/run tools/*.sh \
-		bench/*.sh
+		bench/*.sh image-dkms/mkosi.finalize
+	@shellcheck -s sh image-dkms/mkosi.postinst dkms/debian/preinst dkms/debian/postinst dkms/debian/prerm
 	@echo "shellcheck: clean"
 
 clean:

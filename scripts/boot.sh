@@ -6,7 +6,8 @@
 #
 # usage: boot.sh [GROUP | GROUP/CASE]...    (default: all)
 # env:   BOOT_TIMEOUT (seconds, default 1800), RESULTS_DIR (build/results/boot),
-#        KERNEL (build/bzImage), EXTRA_CMDLINE, NO_DOS83,
+#        KERNEL (build/bzImage), IMAGE (build/image/debian~bookworm/partloop.raw;
+#        its .initrd is used too), EXTRA_CMDLINE, NO_DOS83,
 #        BENCH_DISK: a disk image attached with serial "bench"; the guest then
 #        runs bench/run-fio.sh instead of tests/ (see scripts/bench.sh)
 set -euo pipefail
@@ -16,7 +17,7 @@ stage boot
 
 TIMEOUT=${BOOT_TIMEOUT:-1800}
 RES=${RESULTS_DIR:-$BUILD/results/boot}
-IMAGE=$BUILD/image/debian~bookworm/partloop.raw
+IMAGE=${IMAGE:-$BUILD/image/debian~bookworm/partloop.raw}
 DISKS=$BUILD/disks
 [ -f "$IMAGE" ] || die "no guest image: run 'make image'"
 KERNEL=${KERNEL:-$BUILD/bzImage}

@@ -10,7 +10,8 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 MAIN_GROUPS=${TESTS:-compat params partitioned}
-rm -rf "$BUILD/results"
+BOOTS=(main builtin bench-quick)
+for boot in "${BOOTS[@]}"; do rm -rf "${BUILD:?}/results/$boot"; done
 rc=0
 # shellcheck disable=SC2086
 RESULTS_DIR=$BUILD/results/main "$ROOT/scripts/boot.sh" $MAIN_GROUPS || rc=1
@@ -21,7 +22,9 @@ if [ -z "${TESTS:-}" ]; then
 fi
 
 p=0 f=0 s=0
-for sum in "$BUILD"/results/*/summary; do
+for boot in "${BOOTS[@]}"; do
+	sum=$BUILD/results/$boot/summary
+	[ -f "$sum" ] || continue
 	read -r a _ b _ c _ < <(tr -d ',' <"$sum")
 	p=$((p + a)) f=$((f + b)) s=$((s + c))
 done

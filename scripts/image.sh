@@ -2,24 +2,40 @@
 # Stage "image": build the Debian bookworm guest with mkosi 14 from
 # mkosi.conf and mkosi.extra/, with the project's kernel modules inside
 # (mkosi.finalize).  Skipped when nothing that goes into it changed.
+#
+# usage: image.sh [dkms]
+#   dkms: the guest of image-dkms/ instead, which runs Debian's own kernel
+#         (build/image-dkms, for make check-dkms)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-stage image
+VARIANT=${1:-}
+stage "image${VARIANT:+ ($VARIANT)}"
 
-IMAGE_DIR=$BUILD/image/debian~bookworm	# mkosi 14 adds <distribution>~<release>
-STAMP=$BUILD/image/.stamp		# what the image was built from
-CONF_STAMP=$BUILD/image/.conf-stamp	# the mkosi.conf of the incremental cache
 MKOSI_CACHE=${MKOSI_CACHE:-$HOME/.cache/partloop/mkosi}
-[ -f "$BUILD/kernel.release" ] || die "no kernel built yet: run 'make kernel'"
 command -v mkosi >/dev/null || die "mkosi missing: run 'make deps'"
+if [ "$VARIANT" = dkms ]; then
+	CONF_DIR=$ROOT/image-dkms
+	OUT_DIR=$BUILD/image-dkms
+else
+	CONF_DIR=$ROOT
+	OUT_DIR=$BUILD/image
+	[ -f "$BUILD/kernel.release" ] || die "no kernel built yet: run 'make kernel'"
+fi
+IMAGE_DIR=$OUT_DIR/debian~bookworm	# mkosi 14 adds <distribution>~<release>
+STAMP=$OUT_DIR/.stamp			# what the image was built from
+CONF_STAMP=$OUT_DIR/.conf-stamp		# the mkosi.conf of the incremental cache
 
-# What the image is made of: its configuration and the kernel build.
-conf_sum=$(sha256sum <"$ROOT/mkosi.conf" | cut -d' ' -f1)
+# What the image is made of: its configuration, the test service and, for
+# the main image, the kernel build.
+conf_sum=$(sha256sum <"$CONF_DIR/mkosi.conf" | cut -d' ' -f1)
 want=$( {
 	echo "$conf_sum"
-	cat "$ROOT/mkosi.finalize" "$BUILD/kernel.release" "$BUILD/bzImage"
+	cat "$CONF_DIR/mkosi.finalize" "$CONF_DIR"/mkosi.postinst 2>/dev/null || true
 	(cd "$ROOT/mkosi.extra" && find . -printf '%p %l %m\n' | sort && find . -type f -print0 | sort -z | xargs -0 cat)
-	(cd "$BUILD/modroot" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
+	if [ "$VARIANT" != dkms ]; then
+		cat "$BUILD/kernel.release" "$BUILD/bzImage"
+		(cd "$BUILD/modroot" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
+	fi
 } | sha256sum | cut -d' ' -f1)
 if [ -f "$IMAGE_DIR/partloop.raw" ] && [ "$(cat "$STAMP" 2>/dev/null)" = "$want" ]; then
 	log "image up to date: $IMAGE_DIR/partloop.raw"
@@ -31,20 +47,21 @@ if [ "$(cat "$CONF_STAMP" 2>/dev/null)" != "$conf_sum" ]; then
 	force=-ff	# the incremental cache is never invalidated by mkosi 14
 	log "mkosi.conf changed (or first build): rebuilding from scratch"
 fi
-mkdir -p "$BUILD/image" "$MKOSI_CACHE"
+mkdir -p "$OUT_DIR" "$MKOSI_CACHE"
 rm -f "$STAMP"
 
 # This host has no systemd as init: /run is not a tmpfs and nspawn cannot
 # clean /run/systemd/nspawn/propagate.  Give mkosi a private tmpfs there.
 mkdir -p /run/systemd
-log "mkosi build (log: build/mkosi.log)"
-if ! (cd "$ROOT" && unshare --mount --propagation private bash -c \
+LOG=$OUT_DIR.log
+log "mkosi build (log: ${LOG#"$ROOT"/})"
+if ! (cd "$CONF_DIR" && unshare --mount --propagation private bash -c \
 	'mount -t tmpfs tmpfs /run/systemd && exec mkosi "$@"' mkosi \
-	--cache="$MKOSI_CACHE" "$force" build) >"$BUILD/mkosi.log" 2>&1; then
-	tail -30 "$BUILD/mkosi.log" >&2
-	die "mkosi build failed, see $BUILD/mkosi.log"
+	--cache="$MKOSI_CACHE" "$force" build) >"$LOG" 2>&1; then
+	tail -30 "$LOG" >&2
+	die "mkosi build failed, see $LOG"
 fi
-[ -f "$IMAGE_DIR/partloop.raw" ] || die "mkosi did not produce $IMAGE_DIR/partloop.raw (see $BUILD/mkosi.log)"
+[ -f "$IMAGE_DIR/partloop.raw" ] || die "mkosi did not produce $IMAGE_DIR/partloop.raw (see $LOG)"
 echo "$conf_sum" > "$CONF_STAMP"
 echo "$want" > "$STAMP"
 log "image: $IMAGE_DIR/partloop.raw ($(du -h "$IMAGE_DIR/partloop.raw" | cut -f1) used)"

@@ -13,7 +13,7 @@ git -C "$SRC" rev-parse -q --verify pristine >/dev/null || die "$SRC has no 'pri
 
 mkdir -p "$OUT.new"
 git -C "$SRC" show pristine:drivers/block/loop.c >"$OUT.new/loop.c"
-echo 'obj-m := loop.o' >"$OUT.new/Kbuild"
+cp "$ROOT/dkms/Kbuild" "$OUT.new/Kbuild"
 # Rebuild only when the sources changed (the kernel's own make would also
 # skip it, but a fresh copy has new timestamps).
 if [ -f "$OUT/loop.ko" ] && cmp -s "$OUT.new/loop.c" "$OUT/loop.c" \

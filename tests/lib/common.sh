@@ -148,3 +148,7 @@ expect_no_parts() {
 param() { cat "/sys/module/loop/parameters/$1"; }
 
 TOOLS=${TOOLS:-/mnt/project/build/tools}
+
+# The DKMS package under test (make deb on the host) and its state in dpkg.
+export DKMS_DEB=/mnt/project/build/partloop-dkms.deb
+pkg_status() { dpkg-query -W -f='${db:Status-Status}' partloop-dkms 2>/dev/null || echo not-installed; }
