@@ -10,7 +10,8 @@
 # Writes OUTDIR/attach.csv:  scan,VARIANT,PARTS,REP,SECONDS_TO_SCAN,SECONDS_TO_NODES
 #                            cycles,VARIANT,PARTS,CYCLES,SECONDS
 #   part   patched driver, max_part=128 (127 partitions) or 256 (255):
-#          losetup, then blockdev --rereadpt
+#          losetup, then blockdev --rereadpt (two commands)
+#   part-P the same driver and mode, losetup -P (one command, as stock)
 #   stock  stock 6.1 driver without max_part: losetup -P
 # SECONDS_TO_SCAN ends when the last command returns; SECONDS_TO_NODES when
 # udev has made every partition node.  A cycle is losetup -f + losetup -d
@@ -55,7 +56,7 @@ load() {
 # connect VARIANT IMG: attach IMG and have its partitions scanned.
 connect() {
 	local dev
-	if [ "$1" = stock ]; then
+	if [ "$1" != part ]; then
 		dev=$(losetup -f --show -P "$2") || die "losetup -P $2 failed"
 	else
 		dev=$(losetup -f --show "$2") || die "losetup $2 failed"
@@ -71,7 +72,7 @@ gpt "$TMP/gpt7.img" 7
 
 for rep in $(seq "$REPS"); do
 	for parts in 127 255; do
-		for v in part stock; do
+		for v in part part-P stock; do
 			load "$v" "$parts"
 			detach_all
 			t0=$(now)
@@ -91,7 +92,7 @@ for rep in $(seq "$REPS"); do
 done
 
 for parts in 0 7; do
-	for v in part stock; do
+	for v in part part-P stock; do
 		load "$v" 7
 		detach_all
 		n=0
