@@ -3,6 +3,8 @@
 #   make bench      build everything, boot the guest, run bench/run-fio.sh and
 #                   write the report (build/bench/report.md): the main job
 #   make check      build everything, boot the guest, run tests/ (the test command)
+#   make deb        the DKMS package; make check-dkms tests it on Debian's kernel
+#   make check-series  checkpatch and bisectability of patches/
 #   make deps | tree | kernel | stock-module | image | boot   the stages one by one
 #   make clean      drop build/ (kernel tree, objects, image, results)
 #   make clean-cache  also drop ccache and mkosi's package cache
