@@ -29,7 +29,7 @@ KERNEL=${KERNEL:-$BUILD/bzImage}
 mkdir -p "$DISKS"
 make -s -C "$ROOT/tools" OUT="$BUILD/tools" check >&2 || die "tools/ failed to build or to pass its test"
 rm -f "$DISKS/dos83.img" "$DISKS/scratch.img"
-"$BUILD/tools/mkdosebr" -p 16 -l 2 -L 64 -n 79 "$DISKS/dos83.img" >/dev/null
+[ -n "${NO_DOS83:-}" ] || "$BUILD/tools/mkdosebr" -p 16 -l 2 -L 64 -n 79 "$DISKS/dos83.img" >/dev/null
 truncate -s 1G "$DISKS/scratch.img"
 
 # The results folder is emptied, except for bench.env (see scripts/bench.sh).

@@ -12,7 +12,6 @@ set -euo pipefail
 stage check-series
 
 [ -f "$KBUILD/.config" ] || die "no guest kernel configuration: run 'make kernel' first"
-export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/partloop/ccache}
 WT=$BUILD/bisect
 OUT=$BUILD/kbuild-bisect
 mapfile -t patches < <(awk '!/^[[:space:]]*(#|$)/ { print $1 }' "$ROOT/patches/series")

@@ -47,10 +47,9 @@ echo "Installed-Size: $(du -sk --exclude=DEBIAN "$PKG" | cut -f1)" >>"$PKG/DEBIA
 # the guest kernel (the same 6.1 tree) before shipping it.
 mkdir -p "$BUILD/deb/check"
 cp "$usrc/loop.c" "$usrc/Kbuild" "$BUILD/deb/check/"
-make -s -C "$SRC" O="$KBUILD" M="$BUILD/deb/check" CC="ccache gcc" LOCALVERSION= W=1 modules \
-	>"$BUILD/deb/check.log" 2>&1 || { cat "$BUILD/deb/check.log" >&2; die "the DKMS source does not build as an external module"; }
-if grep -q 'warning:' "$BUILD/deb/check.log"; then
-	cat "$BUILD/deb/check.log" >&2
+external_module "$BUILD/deb/check" W=1 || die "the DKMS source does not build as an external module"
+if grep -q 'warning:' "$BUILD/deb/check/build.log"; then
+	cat "$BUILD/deb/check/build.log" >&2
 	die "the DKMS source builds with warnings (W=1)"
 fi
 

@@ -30,7 +30,8 @@ CONF_STAMP=$OUT_DIR/.conf-stamp		# the mkosi.conf of the incremental cache
 conf_sum=$(sha256sum <"$CONF_DIR/mkosi.conf" | cut -d' ' -f1)
 want=$( {
 	echo "$conf_sum"
-	cat "$CONF_DIR/mkosi.finalize" "$CONF_DIR"/mkosi.postinst 2>/dev/null || true
+	cat "$CONF_DIR/mkosi.finalize"
+	[ ! -f "$CONF_DIR/mkosi.postinst" ] || cat "$CONF_DIR/mkosi.postinst"
 	(cd "$ROOT/mkosi.extra" && find . -printf '%p %l %m\n' | sort && find . -type f -print0 | sort -z | xargs -0 cat)
 	if [ "$VARIANT" != dkms ]; then
 		cat "$BUILD/kernel.release" "$BUILD/bzImage"

@@ -16,7 +16,6 @@ if [ "$VARIANT" = builtin ]; then
 fi
 stage "kernel${VARIANT:+ ($VARIANT)}"
 JOBS=${JOBS:-$(nproc)}
-export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/partloop/ccache}
 export KBUILD_BUILD_TIMESTAMP=${KBUILD_BUILD_TIMESTAMP:-2024-01-01}
 export KBUILD_BUILD_USER=partloop KBUILD_BUILD_HOST=partloop
 [ -f "$SRC/.series-applied" ] || die "$SRC is not a complete tree: run 'make tree'"

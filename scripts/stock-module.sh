@@ -24,6 +24,5 @@ if [ -f "$OUT/loop.ko" ] && cmp -s "$OUT.new/loop.c" "$OUT/loop.c" \
 fi
 rm -rf "$OUT"
 mv "$OUT.new" "$OUT"
-make -s -C "$SRC" O="$KBUILD" M="$OUT" CC="ccache gcc" LOCALVERSION= modules >"$OUT/build.log" 2>&1 \
-	|| { cat "$OUT/build.log" >&2; die "building the stock loop.ko failed (log: $OUT/build.log)"; }
+external_module "$OUT" || die "building the stock loop.ko failed (log: $OUT/build.log)"
 log "stock loop.ko for $(modinfo -F vermagic "$OUT/loop.ko"| cut -d' ' -f1): sha256 $(sha256sum "$OUT/loop.ko" | cut -c1-16)"
