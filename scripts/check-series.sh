@@ -1,10 +1,11 @@
 #!/bin/bash
 # Stage "check-series": the review checks of the patch series.
 #  - scripts/checkpatch.pl --strict on every patch, no error, warning or check;
-#  - every prefix of the series builds drivers/block/loop.ko, with W=1 and
-#    no warning in loop.c (bisectable, no new W=1 warnings).  Without a
-#    vmlinux in this folder modpost cannot resolve symbols; make check links
-#    and boots the kernel with the whole series.
+#  - every prefix of the series builds drivers/block/loop.ko and the object
+#    of every other C file the series touches (block/partitions/efi.o), with
+#    W=1 and no warning in those files (bisectable, no new W=1 warnings).
+#    Without a vmlinux in this folder modpost cannot resolve symbols; make
+#    check links and boots the kernel with the whole series.
 # Uses a scratch git worktree of the pristine tree and its own O= folder,
 # configured like the guest kernel, so build/linux is not touched.
 set -euo pipefail
@@ -17,6 +18,14 @@ OUT=$BUILD/kbuild-bisect
 mapfile -t patches < <(awk '!/^[[:space:]]*(#|$)/ { print $1 }' "$ROOT/patches/series")
 n=${#patches[@]}
 bad=0
+# The C files the series changes; loop.c is built as the module, the others
+# as objects.
+mapfile -t cfiles < <(cd "$ROOT/patches" && sed -n 's|^diff --git a/\([^ ]*\.c\) .*|\1|p' "${patches[@]}" | sort -u)
+targets=(drivers/block/loop.ko)
+for f in "${cfiles[@]}"; do
+	[ "$f" = drivers/block/loop.c ] || targets+=("${f%.c}.o")
+done
+warn_re="($(printf '%s|' "${cfiles[@]##*/}" | sed 's/|$//; s/\./\\./g')):[0-9]+:[0-9]+: warning"
 
 log "checkpatch --strict on $n patches"
 for p in "${patches[@]}"; do
@@ -47,20 +56,20 @@ for i in $(seq 0 "$n"); do
 			|| die "prefix $i: ${patches[i - 1]} does not apply"
 	fi
 	name=$([ "$i" = 0 ] && echo "pristine" || echo "${patches[i - 1]}")
-	touch "$WT/drivers/block/loop.c"
-	if ! kmake W=1 drivers/block/loop.ko > "$BUILD/bisect.log" 2>&1; then
+	for f in "${cfiles[@]}"; do touch "$WT/$f"; done
+	if ! kmake W=1 "${targets[@]}" > "$BUILD/bisect.log" 2>&1; then
 		tail -20 "$BUILD/bisect.log" >&2
 		log "  prefix $i/$n ($name): BUILD FAILED"
 		bad=$((bad + 1))
 		continue
 	fi
-	warnings=$(grep -E 'loop\.c:[0-9]+:[0-9]+: warning' "$BUILD/bisect.log" || true)
+	warnings=$(grep -E "$warn_re" "$BUILD/bisect.log" || true)
 	if [ -n "$warnings" ]; then
 		printf '    %s\n' "$warnings" >&2
-		log "  prefix $i/$n ($name): builds, with W=1 warnings in loop.c"
+		log "  prefix $i/$n ($name): builds, with W=1 warnings in ${cfiles[*]##*/}"
 		bad=$((bad + 1))
 	else
-		log "  prefix $i/$n ($name): builds, no W=1 warning in loop.c"
+		log "  prefix $i/$n ($name): builds, no W=1 warning in ${cfiles[*]##*/}"
 	fi
 done
 git -C "$SRC" worktree remove --force "$WT"
