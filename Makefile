@@ -4,6 +4,7 @@
 #                   write the report (build/bench/report.md): the main job
 #   make check      build everything, boot the guest, run tests/ (the test command)
 #   make deb        the DKMS package; make check-dkms tests it on Debian's kernel
+#   make check-debug   the tests and tests/robust on a KASAN/KFENCE/lockdep kernel
 #   make check-series  checkpatch and bisectability of patches/
 #   make deps | tree | kernel | stock-module | image | boot   the stages one by one
 #   make clean      drop build/ (kernel tree, objects, image, results)
@@ -23,7 +24,7 @@ DEPS := linux-source-6.1 qemu-system-x86 ovmf mkosi debootstrap systemd-containe
 	dwarves rsync zstd xz-utils util-linux fdisk e2fsprogs shellcheck git \
 	python3 gnuplot-nox
 
-.PHONY: all deps tree kernel kernel-builtin stock-module image image-dkms boot bench check \
+.PHONY: all deps tree kernel kernel-builtin kernel-debug check-debug stock-module image image-dkms boot bench check \
 	check-series deb check-dkms clean clean-cache shellcheck
 
 all: bench
@@ -40,6 +41,10 @@ kernel: tree
 # The second guest kernel, with loop built in (tests/builtin).
 kernel-builtin: tree
 	@scripts/kernel.sh builtin
+
+# The third, with KASAN, KFENCE, DEBUG_LIST, ... (kernel/debug.config).
+kernel-debug: tree
+	@scripts/kernel.sh debug
 
 image: kernel
 	@scripts/image.sh
@@ -61,6 +66,10 @@ boot:
 # first boot.
 check: shellcheck image kernel-builtin stock-module
 	@TESTS="$(TESTS)" scripts/check.sh
+
+# Everything in tests/, robust/ included, on the debug kernel.
+check-debug: shellcheck image kernel-debug
+	@TESTS="$(TESTS)" scripts/check-debug.sh
 
 # The DKMS package of the patched driver: build/partloop-dkms_VERSION_all.deb.
 deb: kernel

@@ -6,7 +6,8 @@
 #
 # usage: boot.sh [GROUP | GROUP/CASE]...    (default: all)
 # env:   BOOT_TIMEOUT (seconds, default 1800), RESULTS_DIR (build/results/boot),
-#        KERNEL (build/bzImage), IMAGE (build/image/debian~bookworm/partloop.raw;
+#        STRESS_SECONDS, FUZZ_*, CASE_TIMEOUT (for the guest's
+#        cases, see tests/robust), KERNEL (build/bzImage), IMAGE (build/image/debian~bookworm/partloop.raw;
 #        its .initrd is used too), EXTRA_CMDLINE, NO_DOS83,
 #        BENCH_DISK: a disk image attached with serial "bench"; the guest then
 #        runs bench/run-fio.sh instead of tests/ (see scripts/bench.sh)
@@ -35,6 +36,10 @@ truncate -s 1G "$DISKS/scratch.img"
 # The results folder is emptied, except for bench.env (see scripts/bench.sh).
 mkdir -p "$RES"
 find "$RES" -mindepth 1 -maxdepth 1 ! -name bench.env -exec rm -rf {} +
+# Settings the cases read (tests/robust), passed on when set.
+for v in STRESS_SECONDS FUZZ_SEED FUZZ_TABLES FUZZ_COMPARE CASE_TIMEOUT; do
+	[ -z "${!v:-}" ] || printf '%s=%q\n' "$v" "${!v}"
+done >"$RES/test.env"
 sel=all
 (($#)) && sel=$(IFS=,; echo "$*")
 cmdline="root=/dev/vda1 rw console=ttyS0 panic=-1 loglevel=4 log_buf_len=4M"

@@ -2,18 +2,26 @@
 # Stage "kernel": configure (tinyconfig + kernel/guest.config) and build the
 # guest kernel and its modules out of tree in build/kbuild, with ccache.
 #
-# usage: kernel.sh [builtin]
+# usage: kernel.sh [builtin | debug]
 #   builtin: the second kernel, with kernel/builtin.config merged on top
 #            (loop built in), in build/kbuild-builtin -> build/bzImage-builtin
+#   debug:   the third, with kernel/debug.config (KASAN, KFENCE, DEBUG_LIST,
+#            ...), in build/kbuild-debug -> build/bzImage-debug, modules in
+#            build/modroot-debug (the guest takes them from the 9p share)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 VARIANT=${1:-}
 FRAGMENTS=("$ROOT/kernel/guest.config")
-if [ "$VARIANT" = builtin ]; then
-	FRAGMENTS+=("$ROOT/kernel/builtin.config")
-	KBUILD=$BUILD/kbuild-builtin
-fi
+case $VARIANT in
+'') ;;
+builtin | debug)
+	FRAGMENTS+=("$ROOT/kernel/$VARIANT.config")
+	KBUILD=$BUILD/kbuild-$VARIANT
+	;;
+*) die "unknown kernel variant '$VARIANT' (builtin or debug)" ;;
+esac
+SUFFIX=${VARIANT:+-$VARIANT}
 stage "kernel${VARIANT:+ ($VARIANT)}"
 JOBS=${JOBS:-$(nproc)}
 export KBUILD_BUILD_TIMESTAMP=${KBUILD_BUILD_TIMESTAMP:-2024-01-01}
@@ -77,7 +85,7 @@ else
 	echo "$config_sum" > "$KBUILD/.config-stamp"
 fi
 
-LOG=$BUILD/kernel${VARIANT:+-$VARIANT}.log
+LOG=$BUILD/kernel$SUFFIX.log
 targets=(bzImage)
 [ "$VARIANT" = builtin ] || targets+=(modules)
 log "make ${targets[*]} (-j$JOBS, log: ${LOG#"$ROOT"/})"
@@ -92,12 +100,14 @@ if [ "$VARIANT" = builtin ]; then
 	exit 0
 fi
 
-# Install the modules into a staging root that the image stage copies.
-rm -rf "$BUILD/modroot"
-kmake -s INSTALL_MOD_PATH="$BUILD/modroot" INSTALL_MOD_STRIP=1 modules_install >>"$BUILD/kernel.log" 2>&1 \
-	|| die "modules_install failed, see $BUILD/kernel.log"
+# Install the modules into a staging root that the image stage copies (the
+# debug kernel's are read by the guest from the 9p share instead).
+MODROOT=$BUILD/modroot$SUFFIX
+rm -rf "$MODROOT"
+kmake -s INSTALL_MOD_PATH="$MODROOT" INSTALL_MOD_STRIP=1 modules_install >>"$LOG" 2>&1 \
+	|| die "modules_install failed, see $LOG"
 krel=$(cat "$KBUILD/include/config/kernel.release")
-rm -f "$BUILD/modroot/lib/modules/$krel/build" "$BUILD/modroot/lib/modules/$krel/source"
-cp "$KBUILD/arch/x86/boot/bzImage" "$BUILD/bzImage"
-echo "$krel" > "$BUILD/kernel.release"
-log "kernel $krel: $(du -h "$BUILD/bzImage" | cut -f1) bzImage, modules: $(cd "$BUILD/modroot" && find . -name '*.ko' | wc -l)"
+rm -f "$MODROOT/lib/modules/$krel/build" "$MODROOT/lib/modules/$krel/source"
+cp "$KBUILD/arch/x86/boot/bzImage" "$BUILD/bzImage$SUFFIX"
+echo "$krel" > "$BUILD/kernel$SUFFIX.release"
+log "kernel $krel: $(du -h "$BUILD/bzImage$SUFFIX" | cut -f1) bzImage$SUFFIX, modules: $(cd "$MODROOT" && find . -name '*.ko' | wc -l)"
