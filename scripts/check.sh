@@ -1,6 +1,8 @@
 #!/bin/bash
 # Stage "check": the test boots, then one summary line for all of them.
-#  1. the guest kernel (loop as a module): groups compat, params, partitioned;
+#  1. the guest kernel (loop as a module): groups compat, params, partitioned
+#     and robust, the last with 30 s of stress per mode (STRESS_SECONDS; the
+#     full-length run on the KASAN kernel is `make check-debug`);
 #  2. the kernel with loop built in, booted with "max_part=16 loop.major=250":
 #     group builtin;
 #  3. the benchmark in quick mode (scripts/bench.sh with BENCH_QUICK=1): proves
@@ -9,7 +11,8 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-MAIN_GROUPS=${TESTS:-compat params partitioned}
+MAIN_GROUPS=${TESTS:-compat params partitioned robust}
+export STRESS_SECONDS=${STRESS_SECONDS:-30}
 BOOTS=(main builtin bench-quick)
 for boot in "${BOOTS[@]}"; do rm -rf "${BUILD:?}/results/$boot"; done
 rc=0

@@ -10,6 +10,11 @@ mkdir -p "$SCRATCH"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "$*" >&2; exit 77; }
 note() { echo "# $*" >&2; }
+# progress TEXT: a line on the TAP stream while the case runs (tests/run
+# gives cases file descriptor 3 for it; without it, stderr).
+progress() { if { true >&3; } 2>/dev/null; then echo "# $*" >&3; else echo "# $*" >&2; fi; }
+# report TEXT: a line for the TAP output after the case's result (counts).
+report() { echo "$*" >>"${CASE_INFO:-/dev/null}"; echo "# $*" >&2; }
 
 # expect_eq WHAT EXPECTED SEEN
 expect_eq() {
