@@ -18,6 +18,6 @@ export CASE_TIMEOUT=${CASE_TIMEOUT:-2400}
 log "debug kernel $(cat "$BUILD/kernel-debug.release"); stress ${STRESS_SECONDS}s per mode, $FUZZ_TABLES tables (seed $FUZZ_SEED)"
 # kfence.sample_interval=10: ten times the default sampling of allocations.
 # shellcheck disable=SC2086
-KERNEL=$BUILD/bzImage-debug RESULTS_DIR=$BUILD/results/debug BOOT_TIMEOUT=${BOOT_TIMEOUT:-4800} \
+KERNEL=$BUILD/bzImage-debug RESULTS_DIR=$BUILD/results/debug BOOT_TIMEOUT=${BOOT_TIMEOUT:-7200} \
 	EXTRA_CMDLINE="kfence.sample_interval=10" \
 	"$ROOT/scripts/boot.sh" ${TESTS:-compat params partitioned robust}
