@@ -6,9 +6,10 @@
 #
 # usage: boot.sh [GROUP | GROUP/CASE]...    (default: all)
 # env:   BOOT_TIMEOUT (seconds, default 1800), RESULTS_DIR (build/results/boot),
-#        STRESS_SECONDS, FUZZ_*, CASE_TIMEOUT (for the guest's
-#        cases, see tests/robust), KERNEL (build/bzImage), IMAGE (build/image/debian~bookworm/partloop.raw;
-#        its .initrd is used too), EXTRA_CMDLINE, NO_DOS83,
+#        STRESS_SECONDS, FUZZ_*, CASE_TIMEOUT (passed to the guest's cases in
+#        results/test.env, see tests/robust), KERNEL (build/bzImage),
+#        IMAGE (build/image/debian~bookworm/partloop.raw; its .initrd is
+#        used too), EXTRA_CMDLINE, NO_DOS83,
 #        BENCH_DISK: a disk image attached with serial "bench"; the guest then
 #        runs bench/run-fio.sh instead of tests/ (see scripts/bench.sh)
 set -euo pipefail

@@ -13,8 +13,6 @@ set -uo pipefail
 
 MAIN_GROUPS=${TESTS:-compat params partitioned robust}
 export STRESS_SECONDS=${STRESS_SECONDS:-30}
-# robust/001 scans 1,250 tables (about 7 minutes, more on a busy machine).
-export CASE_TIMEOUT=${CASE_TIMEOUT:-1200}
 BOOTS=(main builtin bench-quick)
 for boot in "${BOOTS[@]}"; do rm -rf "${BUILD:?}/results/$boot"; done
 rc=0

@@ -22,7 +22,7 @@
  *
  * Progress on stderr every 100 tables.  Output: one line per table with -v (with a digest of the partitions'
  * numbers, starts and sizes, to compare two modes), then a summary line
- *   "tables=N scanned=N refused=N busy_retries=N partitions=N max_partitions=N bad=N"
+ *   "tables=N scanned=N refused=N partitions=N max_partitions=N bad=N"
  * Exit status 0 when bad=0, 1 otherwise, 2 on usage or I/O errors.
  */
 #define _GNU_SOURCE
@@ -388,7 +388,7 @@ int main(int argc, char **argv)
 {
 	static uint8_t head[HEAD_SECTORS * SECTOR], ebr[MAX_EBR][SECTOR];
 	unsigned long seed = 1, count = 1000, first = 0, i;
-	unsigned long scanned = 0, refused = 0, parts = 0, maxp = 0, busy = 0, errs[256] = { 0 };
+	unsigned long scanned = 0, refused = 0, parts = 0, maxp = 0, errs[256] = { 0 };
 	int opt, verbose = 0, fd, bad = 0, e;
 	uint64_t bytes;
 	struct check c = { 0 };
@@ -458,18 +458,7 @@ int main(int argc, char **argv)
 		 * table was just written to, and a flush per table would cost
 		 * more than the scan under TCG.
 		 */
-		/*
-		 * udev opens the partitions of the previous table for a moment
-		 * after their uevents, and BLKRRPART refuses (EBUSY) while a
-		 * partition is open: retry for up to two seconds.
-		 */
-		for (k = 0; k < 200; k++) {
-			e = ioctl(fd, BLKRRPART, 0) ? errno : 0;
-			if (e != EBUSY)
-				break;
-			busy++;
-			usleep(10000);
-		}
+		e = ioctl(fd, BLKRRPART, 0) ? errno : 0;
 		if (e) {
 			refused++;
 			errs[e < 256 ? e : 255]++;
@@ -497,7 +486,7 @@ int main(int argc, char **argv)
 	for (e = 1; e < 256; e++)
 		if (errs[e])
 			printf("fuzzpt: BLKRRPART failed %lu times with %s\n", errs[e], strerror(e));
-	printf("tables=%lu scanned=%lu refused=%lu busy_retries=%lu partitions=%lu max_partitions=%lu bad=%d\n",
-	       count, scanned, refused, busy, parts, maxp, bad);
+	printf("tables=%lu scanned=%lu refused=%lu partitions=%lu max_partitions=%lu bad=%d\n",
+	       count, scanned, refused, parts, maxp, bad);
 	return bad ? 1 : 0;
 }

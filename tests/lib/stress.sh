@@ -142,7 +142,7 @@ _totals() {
 
 stress_run() {
 	MODE=$1
-	local p0 dev_r dev_c dev_m img pid pids=() w sums_before sums_after mnt dev n
+	local p0 dev_r dev_c dev_m pid pids=() w sums_before sums_after mnt dev n
 	SDIR=$SCRATCH/stress
 	rm -rf "$SDIR"; mkdir -p "$SDIR"
 	on_exit "umount -q $SDIR/mnt 2>/dev/null; for n in 100 101 102 103; do $TOOLS/loopctl remove \$n >/dev/null 2>&1; done; rm -rf $SDIR"
@@ -168,7 +168,6 @@ stress_run() {
 	mkfs.ext4 -q -F "${dev_m}p1" >/dev/null || fail "mkfs.ext4 ${dev_m}p1 failed"
 
 	END=$(($(date +%s) + STRESS_SECONDS))
-	export END MODE SDIR DATA_SUM
 	_w_attach attach0 & pids+=($!)
 	_w_attach attach1 & pids+=($!)
 	_w_rescan "$dev_r" & pids+=($!)
