@@ -25,9 +25,14 @@ IMAGE_DIR=$OUT_DIR/debian~bookworm	# mkosi 14 adds <distribution>~<release>
 STAMP=$OUT_DIR/.stamp			# what the image was built from
 CONF_STAMP=$OUT_DIR/.conf-stamp		# the mkosi.conf of the incremental cache
 
+# mkosi's mkfs.ext4 reads this: ext4 with metadata_csum_seed, so that the
+# UUID refresh of an incremental build cannot fail (see the file).
+export MKE2FS_CONFIG=$ROOT/scripts/mke2fs.conf
+
 # What the image is made of: its configuration, the test service and, for
-# the main image, the kernel build.
-conf_sum=$(sha256sum <"$CONF_DIR/mkosi.conf" | cut -d' ' -f1)
+# the main image, the kernel build.  The incremental cache depends on
+# mkosi.conf and on how its file system is made.
+conf_sum=$(cat "$CONF_DIR/mkosi.conf" "$MKE2FS_CONFIG" | sha256sum | cut -d' ' -f1)
 want=$( {
 	echo "$conf_sum"
 	cat "$CONF_DIR/mkosi.finalize"
@@ -63,6 +68,16 @@ if ! (cd "$CONF_DIR" && unshare --mount --propagation private bash -c \
 	die "mkosi build failed, see $LOG"
 fi
 [ -f "$IMAGE_DIR/partloop.raw" ] || die "mkosi did not produce $IMAGE_DIR/partloop.raw (see $LOG)"
+# The next incremental build refreshes this file system's UUID: make sure
+# mkosi made it with the seed (a mkosi that stops passing MKE2FS_CONFIG on
+# would bring the random failure back).
+start=$(partx -g -n 1 -o START "$IMAGE_DIR/partloop.raw" | tr -d ' ') \
+	|| die "cannot read the partition table of $IMAGE_DIR/partloop.raw"
+features=$(dumpe2fs -h "$IMAGE_DIR/partloop.raw?offset=$((start * 512))" 2>/dev/null | sed -n 's/^Filesystem features: *//p')
+case " $features " in
+*" metadata_csum_seed "*) ;;
+*) die "the image's root file system lacks metadata_csum_seed (features: ${features:-unreadable}); mkosi did not use $MKE2FS_CONFIG" ;;
+esac
 echo "$conf_sum" > "$CONF_STAMP"
 echo "$want" > "$STAMP"
 log "image: $IMAGE_DIR/partloop.raw ($(du -h "$IMAGE_DIR/partloop.raw" | cut -f1) used)"
