@@ -6,6 +6,7 @@
 # Ends with "N passed, N failed, N skipped"; non-zero exit on any failure.
 #
 # env: TESTS (groups or cases, default all four groups), STRESS_SECONDS,
+#      RACE_CYCLES, RACE_UDEV_CYCLES,
 #      FUZZ_SEED, FUZZ_TABLES, FUZZ_COMPARE (see tests/robust), CASE_TIMEOUT,
 #      BOOT_TIMEOUT
 set -euo pipefail

@@ -28,11 +28,29 @@ done
 warn_re="($(printf '%s|' "${cfiles[@]##*/}" | sed 's/|$//; s/\./\\./g')):[0-9]+:[0-9]+: warning"
 
 log "checkpatch --strict on $n patches"
+# Two reports are not counted, and only these:
+#  - UNKNOWN_COMMIT_ID: checkpatch looks the IDs of "Fixes:" and "commit"
+#    references up in the kernel's git history, which this machine does not
+#    have (the tree is an unpacked tarball), so it reports every one.  Their
+#    form is checked below instead.
+#  - CAMELCASE for the driver's own lo_state values Lo_unbound, Lo_bound,
+#    Lo_rundown and Lo_deleting (an enum in loop.c since long before this
+#    series): checkpatch seeds known names from headers and #defines only.
+#    Any other CamelCase name still fails.
+allowed='CHECK:CAMELCASE: Avoid CamelCase: <Lo_(unbound|bound|rundown|deleting)>$'
 for p in "${patches[@]}"; do
 	# Run from build/: in a folder with a .git, checkpatch takes a tracked
 	# file name for a git object and checks the wrong thing.
-	if ! (cd "$BUILD" && "$SRC/scripts/checkpatch.pl" --strict --quiet --no-tree --show-types \
-		"$ROOT/patches/$p") > "$BUILD/checkpatch.log" 2>&1; then
+	(cd "$BUILD" && "$SRC/scripts/checkpatch.pl" --strict --quiet --terse --no-tree \
+		--show-types --ignore UNKNOWN_COMMIT_ID "$ROOT/patches/$p") \
+		> "$BUILD/checkpatch.raw" 2> "$BUILD/checkpatch.err" || true
+	grep -q '^total: ' "$BUILD/checkpatch.raw" \
+		|| die "checkpatch did not run on $p: $(tail -3 "$BUILD/checkpatch.err")"
+	grep -vE "$allowed" "$BUILD/checkpatch.raw" | grep -v '^total: ' > "$BUILD/checkpatch.log" || true
+	# Every Fixes: tag names 12 or more hex digits and the subject.
+	grep -E '^Fixes:' "$ROOT/patches/$p" | grep -vE '^Fixes: [0-9a-f]{12,40} \(".+"\)$' \
+		| sed 's/^/malformed tag: /' >> "$BUILD/checkpatch.log" || true
+	if [ -s "$BUILD/checkpatch.log" ]; then
 		sed 's/^/    /' "$BUILD/checkpatch.log" >&2
 		log "  checkpatch: $p: NOT clean"
 		bad=$((bad + 1))

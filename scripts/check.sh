@@ -1,8 +1,9 @@
 #!/bin/bash
 # Stage "check": the test boots, then one summary line for all of them.
 #  1. the guest kernel (loop as a module): groups compat, params, partitioned
-#     and robust, the last with 30 s of stress per mode (STRESS_SECONDS; the
-#     full-length run on the KASAN kernel is `make check-debug`);
+#     and robust, the last with 30 s of stress per mode (STRESS_SECONDS) and
+#     300 + 40 race cycles per run (RACE_CYCLES, RACE_UDEV_CYCLES; the
+#     full-length runs on the KASAN kernel are `make check-debug`);
 #  2. the kernel with loop built in, booted with "max_part=16 loop.major=250":
 #     group builtin;
 #  3. the benchmark in quick mode (scripts/bench.sh with BENCH_QUICK=1): proves
@@ -13,6 +14,9 @@ set -uo pipefail
 
 MAIN_GROUPS=${TESTS:-compat params partitioned robust}
 export STRESS_SECONDS=${STRESS_SECONDS:-30}
+# robust/007 and 008 (partition state under concurrency): about two minutes
+# each here; the cases' own defaults (1000 and 100) run in check-debug.
+export RACE_CYCLES=${RACE_CYCLES:-300} RACE_UDEV_CYCLES=${RACE_UDEV_CYCLES:-40}
 BOOTS=(main builtin bench-quick)
 for boot in "${BOOTS[@]}"; do rm -rf "${BUILD:?}/results/$boot"; done
 rc=0
