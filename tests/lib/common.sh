@@ -36,6 +36,16 @@ trap _run_cleanups EXIT
 
 settle() { udevadm settle --timeout=60; }
 
+# udev_stop / udev_start: stop systemd-udevd (and its sockets) for work
+# that would flood it with uevents; devtmpfs still makes the nodes and the
+# kernel still sends its uevents.  udev_stop makes sure it comes back.
+_udev_units=(systemd-udevd-control.socket systemd-udevd-kernel.socket systemd-udevd.service)
+udev_stop() {
+	on_exit "systemctl start ${_udev_units[*]}"
+	systemctl stop "${_udev_units[@]}"
+}
+udev_start() { systemctl start "${_udev_units[@]}"; }
+
 # loop_module [PARAM=VALUE...]: reload the loop driver with these
 # parameters (no parameter: the module's defaults).
 # shellcheck disable=SC2120
