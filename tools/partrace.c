@@ -5,6 +5,7 @@
  * partition state after every step.
  *
  *   partrace [-n CYCLES] [-r READERS] [-P] [-u] DEV FILE-A FILE-B
+ *   partrace -c [-n CYCLES] [-r READERS] DEV FILE-A FILE-B
  *   partrace -w CYCLE FILE      only write cycle CYCLE's image into FILE
  *
  * Cycle C writes a new table into FILE-A (even C) or FILE-B (odd C), the
@@ -31,6 +32,19 @@
  *     any other partition of the device
  * The device must be set up for this: -P works in any mode, BLKRRPART on
  * an unbound-then-attached device needs a partitioned-mode driver.
+ *
+ * -c: no lost rescan (partitioned mode).  After the plain attach, the
+ * other file gets a second table of this cycle (another count and
+ * layout, the same stamps), and a thread's BLKRRPART is started together
+ * with LOOP_CHANGE_FD to that file, then together with LOOP_SET_CAPACITY.
+ * BLKRRPART must succeed, and after each pair has returned the partitions
+ * must be exactly the second table: whichever ran first, either the
+ * BLKRRPART read it or LOOP_CHANGE_FD reread it, the device reporting
+ * LO_FLAGS_PARTSCAN once its table was read.  A BLKRRPART that returned 0
+ * without reading leaves no partition: counted as lost_rescan.  LOOP_CHANGE_FD
+ * is meant for a file of the same content; the two tables only make a
+ * stale reading visible, so readers open the whole device only, and
+ * partitions must not be held open by anyone else (run without udev).
  *
  * Known limits.  The detach is awaited by opening the device and asking
  * LOOP_GET_STATUS64: on a kernel whose media change leaves
@@ -89,6 +103,7 @@ struct table {
 static const char *dev_path, *dev_name;
 static atomic_uint cur_cycle;
 static atomic_int stop_readers;
+static int change_mode;		/* -c */
 
 /* What broke, counted; the first MAX_REPORTS are described on stderr. */
 enum broken {
@@ -101,11 +116,12 @@ enum broken {
 	B_READER_EIO,		/* a read of an open partition failed */
 	B_UEVENT,		/* not one add and one remove per partition */
 	B_OP,			/* an ioctl that must work failed */
+	B_LOST_RESCAN,		/* -c: BLKRRPART returned 0, table not read */
 	B_NR
 };
 static const char *const broken_name[B_NR] = {
 	"left_after_detach", "before_scan", "after_scan", "nodes", "stamps",
-	"reader_wrong", "reader_eio", "uevents", "failed_ops",
+	"reader_wrong", "reader_eio", "uevents", "failed_ops", "lost_rescan",
 };
 static atomic_ulong broken[B_NR];
 static atomic_int reports;
@@ -399,7 +415,7 @@ static void *reader(void *arg)
 	if (posix_memalign((void **)&buf, 4096, 4096))
 		die("posix_memalign");
 	while (!atomic_load(&stop_readers)) {
-		k = rand_r(&seed) % (NODE_MAX + 1);
+		k = change_mode ? 0 : rand_r(&seed) % (NODE_MAX + 1);
 		if (k)
 			snprintf(node, sizeof(node), "%sp%u", dev_path, k);
 		else
@@ -552,9 +568,61 @@ static int wait_unbound(void)
 	return -1;
 }
 
+/* -c: a BLKRRPART started together with another ioctl on the device. */
+static pthread_barrier_t race_start;
+static int race_rc, race_errno;
+
+static void *rereadpt(void *arg)
+{
+	int fd = open(dev_path, O_RDONLY | O_CLOEXEC);
+
+	pthread_barrier_wait(&race_start);
+	race_rc = fd < 0 ? -1 : ioctl(fd, BLKRRPART);
+	race_errno = errno;
+	if (fd >= 0)
+		close(fd);
+	return arg;
+}
+
+/*
+ * Start BLKRRPART in a thread and REQ (with ARG) here at the same moment;
+ * then the partitions must be T, stamped with cycle C.
+ */
+static unsigned long races;
+
+static void race_rereadpt(int fd, unsigned long req, unsigned long arg,
+			  const char *name, unsigned int c, const struct table *t)
+{
+	struct seen s;
+	pthread_t th;
+	int rc, err;
+
+	if (pthread_create(&th, NULL, rereadpt, NULL))
+		die("pthread_create");
+	pthread_barrier_wait(&race_start);
+	rc = ioctl(fd, req, arg);
+	err = errno;
+	pthread_join(th, NULL);
+	races++;
+	if (rc)
+		breaks(B_OP, "%s (with BLKRRPART): %s", name, strerror(err));
+	if (race_rc) {
+		breaks(B_OP, "BLKRRPART (with %s): %s", name, strerror(race_errno));
+		return;
+	}
+	list_parts(&s);
+	if (!s.n) {
+		breaks(B_LOST_RESCAN, "BLKRRPART with %s returned 0, and %s has no partition; expected %u",
+		       name, dev_name, t->n);
+		return;
+	}
+	expect_table(c, t);
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: partrace [-n CYCLES] [-r READERS] [-P] [-u] DEV FILE-A FILE-B\n"
+		"       partrace -c [-n CYCLES] [-r READERS] DEV FILE-A FILE-B\n"
 		"       partrace -w CYCLE FILE\n");
 	exit(2);
 }
@@ -565,10 +633,10 @@ int main(int argc, char **argv)
 	int partscan = 0, uevents = 0, opt, files[2], fd;
 	struct loop_config cfg;
 	pthread_t *threads;
-	struct table t = { 0 };
+	struct table t = { 0 }, t2 = { 0 };
 	double start, last;
 
-	while ((opt = getopt(argc, argv, "n:r:Puw:")) != -1) {
+	while ((opt = getopt(argc, argv, "cn:r:Puw:")) != -1) {
 		switch (opt) {
 		case 'w':
 			if (argc - optind != 1)
@@ -584,11 +652,14 @@ int main(int argc, char **argv)
 		case 'r': nreaders = strtoul(optarg, NULL, 10); break;
 		case 'P': partscan = 1; break;
 		case 'u': uevents = 1; break;
+		case 'c': change_mode = 1; break;
 		default: usage();
 		}
 	}
-	if (argc - optind != 3 || !cycles)
+	if (argc - optind != 3 || !cycles || (change_mode && (partscan || uevents)))
 		usage();
+	if (pthread_barrier_init(&race_start, NULL, 2))
+		die("pthread_barrier_init");
 	dev_path = argv[optind];
 	dev_name = strrchr(dev_path, '/') ? strrchr(dev_path, '/') + 1 : dev_path;
 	for (i = 0; i < 2; i++) {
@@ -608,7 +679,8 @@ int main(int argc, char **argv)
 			die("pthread_create");
 
 	printf("# partrace: %s, %u cycles, %u readers, scan with %s%s\n", dev_path,
-	       cycles, nreaders, partscan ? "LO_FLAGS_PARTSCAN" : "BLKRRPART",
+	       cycles, nreaders, partscan ? "LO_FLAGS_PARTSCAN" :
+	       change_mode ? "BLKRRPART racing LOOP_CHANGE_FD and LOOP_SET_CAPACITY" : "BLKRRPART",
 	       uevents ? ", uevents checked" : "");
 	start = last = now();
 	for (c = 1; c <= cycles; c++) {
@@ -639,12 +711,20 @@ int main(int argc, char **argv)
 			close(fd);
 			continue;
 		}
-		if (!partscan) {
+		if (change_mode) {
+			expect_none(B_BEFORE_SCAN, "attached, not scanned");
+			make_table(c + 1, &t2);
+			write_image(files[(c + 1) % 2], c, &t2);
+			race_rereadpt(fd, LOOP_CHANGE_FD, files[(c + 1) % 2],
+				      "LOOP_CHANGE_FD", c, &t2);
+			race_rereadpt(fd, LOOP_SET_CAPACITY, 0, "LOOP_SET_CAPACITY", c, &t2);
+		} else if (!partscan) {
 			expect_none(B_BEFORE_SCAN, "attached, not scanned");
 			if (ioctl(fd, BLKRRPART))
 				breaks(B_OP, "BLKRRPART on the bound device: %s", strerror(errno));
 		}
-		expect_table(c, &t);
+		if (!change_mode)
+			expect_table(c, &t);
 		if (ioctl(fd, LOOP_CLR_FD))
 			breaks(B_OP, "LOOP_CLR_FD: %s", strerror(errno));
 		close(fd);
@@ -669,9 +749,9 @@ int main(int argc, char **argv)
 	for (i = 0; i < nreaders; i++)
 		pthread_join(threads[i], NULL);
 
-	printf("partrace: cycles=%u partitions=%lu reader_opens=%lu reader_reads=%lu reader_renumbered=%lu deferred_detaches=%lu %.1fs\n",
+	printf("partrace: cycles=%u partitions=%lu reader_opens=%lu reader_reads=%lu reader_renumbered=%lu deferred_detaches=%lu races=%lu %.1fs\n",
 	       c - 1, parts_checked, atomic_load(&reader_opens), atomic_load(&reader_reads),
-	       atomic_load(&reader_renumbered), deferred, now() - start);
+	       atomic_load(&reader_renumbered), deferred, races, now() - start);
 	{
 		unsigned long b = 0;
 
