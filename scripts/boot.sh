@@ -7,7 +7,9 @@
 # usage: boot.sh [GROUP | GROUP/CASE]...    (default: all)
 # env:   BOOT_TIMEOUT (seconds, default 1800), RESULTS_DIR (build/results/boot),
 #        STRESS_SECONDS, FUZZ_*, CASE_TIMEOUT (passed to the guest's cases in
-#        results/test.env, see tests/robust), KERNEL (build/bzImage),
+#        results/test.env, see tests/robust), LOOP_KO (guest path of a
+#        loop.ko that compat-mode loads use, see tests/lib/common.sh),
+#        KERNEL (build/bzImage),
 #        IMAGE (build/image/debian~bookworm/partloop.raw; its .initrd is
 #        used too), EXTRA_CMDLINE, NO_DOS83,
 #        BENCH_DISK: a disk image attached with serial "bench"; the guest then
@@ -38,7 +40,7 @@ truncate -s 1G "$DISKS/scratch.img"
 mkdir -p "$RES"
 find "$RES" -mindepth 1 -maxdepth 1 ! -name bench.env -exec rm -rf {} +
 # Settings the cases read (tests/robust), passed on when set.
-for v in STRESS_SECONDS FUZZ_SEED FUZZ_TABLES FUZZ_COMPARE RACE_CYCLES RACE_UDEV_CYCLES RACE_READERS CASE_TIMEOUT; do
+for v in STRESS_SECONDS FUZZ_SEED FUZZ_TABLES FUZZ_COMPARE RACE_CYCLES RACE_UDEV_CYCLES RACE_READERS CASE_TIMEOUT LOOP_KO; do
 	[ -z "${!v:-}" ] || printf '%s=%q\n' "$v" "${!v}"
 done >"$RES/test.env"
 sel=all
@@ -86,6 +88,29 @@ timeout -k 10 "$TIMEOUT" "${qemu[@]}" </dev/null 2>"$RES/qemu.stderr" \
 qrc=${PIPESTATUS[0]}
 set -e
 
+# expected_cases [GROUP | GROUP/CASE]...: how many cases tests/run must
+# report for that selection (default: every group), counted from the files
+# here, run bit or not, as tests/run counts them.
+expected_cases() {
+	local sel=("$@") a g f n=0
+	if ((${#sel[@]} == 0)); then
+		for g in "$ROOT"/tests/*/; do
+			g=$(basename "$g")
+			[ "$g" = lib ] || sel+=("$g")
+		done
+	fi
+	for a in "${sel[@]}"; do
+		if [ -d "$ROOT/tests/$a" ]; then
+			for f in "$ROOT/tests/$a"/[0-9][0-9][0-9]-*; do
+				[[ -f $f && $f != *.out ]] && n=$((n + 1))
+			done
+		else
+			n=$((n + 1))
+		fi
+	done
+	echo "$n"
+}
+
 # Host-side checks, counted with the guest's own results.
 host_fail=()
 if ((qrc == 124 || qrc == 137)); then
@@ -106,6 +131,16 @@ fi
 summary=$(grep -aE '^[0-9]+ passed, [0-9]+ failed' "$RES/tests.tap" 2>/dev/null | tail -1 || true)
 read -r p f s <<<"$(sed -E 's/^([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?.*/\1 \2 \4/' <<<"${summary:-0 passed, 0 failed}")"
 s=${s:-0}
+# A green boot ran what it was asked to, and something in it passed: a
+# guest that reported fewer cases than were selected, or a boot whose
+# every case skipped (a kernel or command line other than the cases
+# expect), proves nothing.
+if [ -z "${BENCH_DISK:-}" ] && [ -n "$summary" ]; then
+	want=$(expected_cases "$@")
+	ran=$(grep -acE '^(ok|not ok) [0-9]+ ' "$RES/tests.tap" || true)
+	((ran == want)) || host_fail+=("the selection has $want case(s), the guest reported $ran")
+	((p + f > 0)) || host_fail+=("no case passed: $s of $ran skipped, the reasons are in ${RES#"$ROOT"/}/tests.tap")
+fi
 grep -a '^not ok' "$RES/tests.tap" 2>/dev/null | sed 's/^/FAILED: /' >&2 || true
 if ((${#host_fail[@]})); then
 	printf 'FAILED: %s\n' "${host_fail[@]}" >&2

@@ -6,7 +6,11 @@
 #     full-length runs on the KASAN kernel are `make check-debug`);
 #  2. the kernel with loop built in, booted with "max_part=16 loop.major=250":
 #     group builtin;
-#  3. the benchmark in quick mode (scripts/bench.sh with BENCH_QUICK=1): proves
+#  3. the guest kernel again with the stock 6.1 loop.ko (make stock-module)
+#     for every compat-mode load: group compat and the cases that compare
+#     partitioned mode with compat mode step by step, so that "as the stock
+#     driver does" is measured against the stock driver;
+#  4. the benchmark in quick mode (scripts/bench.sh with BENCH_QUICK=1): proves
 #     bench/ and the report generator work, judges no figure.
 # Ends with "N passed, N failed, N skipped"; non-zero exit on any failure.
 set -uo pipefail
@@ -17,7 +21,8 @@ export STRESS_SECONDS=${STRESS_SECONDS:-30}
 # robust/007 and 008 (partition state under concurrency): about two minutes
 # each here; the cases' own defaults (1000 and 100) run in check-debug.
 export RACE_CYCLES=${RACE_CYCLES:-300} RACE_UDEV_CYCLES=${RACE_UDEV_CYCLES:-40}
-BOOTS=(main builtin bench-quick)
+BOOTS=(main builtin stock bench-quick)
+STOCK_CASES=(compat robust/004-truncate-while-attached robust/006-gpt-entry-ending-before-start)
 for boot in "${BOOTS[@]}"; do rm -rf "${BUILD:?}/results/$boot"; done
 rc=0
 # shellcheck disable=SC2086
@@ -25,6 +30,9 @@ RESULTS_DIR=$BUILD/results/main "$ROOT/scripts/boot.sh" $MAIN_GROUPS || rc=1
 if [ -z "${TESTS:-}" ]; then
 	KERNEL=$BUILD/bzImage-builtin RESULTS_DIR=$BUILD/results/builtin NO_DOS83=1 \
 		EXTRA_CMDLINE="max_part=16 loop.major=250" "$ROOT/scripts/boot.sh" builtin || rc=1
+	[ -f "$BUILD/stock/loop.ko" ] || die "no stock loop.ko: run 'make stock-module'"
+	LOOP_KO=/mnt/project/${BUILD#"$ROOT"/}/stock/loop.ko RESULTS_DIR=$BUILD/results/stock \
+		"$ROOT/scripts/boot.sh" "${STOCK_CASES[@]}" || rc=1
 	BENCH_QUICK=1 "$ROOT/scripts/bench.sh" || rc=1
 fi
 

@@ -36,6 +36,15 @@ trap _run_cleanups EXIT
 
 settle() { udevadm settle --timeout=60; }
 
+# by_id NAME: the block device /dev/disk/by-id/NAME points at (the virtio
+# disks of scripts/boot.sh are virtio-SERIAL); fails unless it is one.
+# (readlink -f alone prints a path for a missing link too.)
+by_id() {
+	local l=/dev/disk/by-id/$1
+	[[ -L $l && -b $l ]] || fail "no block device /dev/disk/by-id/$1 (a disk with serial ${1#virtio-} missing from the boot?)"
+	readlink -f "$l"
+}
+
 # udev_stop / udev_start: stop systemd-udevd (and its sockets) for work
 # that would flood it with uevents; devtmpfs still makes the nodes and the
 # kernel still sends its uevents.  udev_stop makes sure it comes back.
@@ -47,7 +56,11 @@ udev_stop() {
 udev_start() { systemctl start "${_udev_units[@]}"; }
 
 # loop_module [PARAM=VALUE...]: reload the loop driver with these
-# parameters (no parameter: the module's defaults).
+# parameters (no parameter: the module's defaults).  With LOOP_KO set (the
+# stock boot of scripts/check.sh: the unpatched 6.1 loop.ko built against
+# this kernel), a load without parameters, which is compat mode, loads
+# that module instead, so that compat cases and the mode comparisons
+# measure the real stock driver.
 # shellcheck disable=SC2120
 loop_module() {
 	[[ -e /sys/module/loop/initstate || ! -e /sys/module/loop ]] \
@@ -61,7 +74,14 @@ loop_module() {
 		sleep 0.2
 	done
 	[[ ! -d /sys/module/loop ]] || fail "cannot unload the loop module: $(lsmod | grep -w ^loop)"
-	modprobe loop "$@" || fail "modprobe loop $* failed"
+	if [[ -n ${LOOP_KO:-} ]] && (($# == 0)); then
+		insmod "$LOOP_KO" || fail "insmod $LOOP_KO failed"
+		# The stock driver has no "major" parameter; the patched one has.
+		[[ ! -e /sys/module/loop/parameters/major ]] ||
+			fail "insmod $LOOP_KO loaded a driver with a 'major' parameter: not the stock one"
+	else
+		modprobe loop "$@" || fail "modprobe loop $* failed"
+	fi
 	settle
 }
 
