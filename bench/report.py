@@ -100,6 +100,32 @@ def table(lines, head, body):
     lines.append("")
 
 
+def device_field(desc, key):
+    """The value of KEY=VALUE in a devices.txt description, or None."""
+    for w in desc.split():
+        if w.startswith(key + "="):
+            return w[len(key) + 1:]
+    return None
+
+
+def check_devices(devices, variants):
+    """Each variant is what its name says: direct I/O on for -dio, off for
+    -buf (a silent fall-back to buffered I/O must not pass as direct), and
+    partition 5 of the raw partition's size (a wrong table must not pass)."""
+    problems = []
+    raw_size = device_field(devices.get("raw", ""), "size")
+    for v in variants:
+        if v not in devices or v == "raw":
+            continue
+        size = device_field(devices[v], "size")
+        if size != raw_size:
+            problems.append(f"devices.txt: {v} has size={size}, the raw partition size={raw_size}")
+        want = {"-dio": "1", "-buf": "0"}.get(v[-4:])
+        if want is not None and device_field(devices[v], "dio") != want:
+            problems.append(f"devices.txt: {v} has dio={device_field(devices[v], 'dio')}, expected dio={want}")
+    return problems
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -152,6 +178,7 @@ def main():
     for v, want in (("part-dio", "240:"), ("file-dio", "240:")):
         if v in devices and f" {want}" not in f" {devices[v]}":
             problems.append(f"devices.txt: {v} is not on major 240: {devices[v]}")
+    problems += check_devices(devices, variants)
 
     scans, cycles = {}, {}
     try:
@@ -246,6 +273,8 @@ plot {', '.join(plots)}
 
     L.append("## Targets\n")
     def verdict(rr, t):
+        if quick:
+            return "none (quick mode)"
         m = statistics.median(rr)
         return "met" if m >= t else f"missed by {100 * (t - m):.1f} points"
 
