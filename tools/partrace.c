@@ -21,7 +21,8 @@
  *     (number, start, size), each /dev node with the dev_t of sysfs, and
  *     the first sector of each (read with O_DIRECT) carries its stamp
  *   after the detach has completed (at once, or at the readers' last close
- *     when one of them held the device open): no partition
+ *     when one of them held the device open; readers pause once the
+ *     detach has waited 200 ms, counted as readers_held): no partition
  *   readers: a partition that opens and reads shows its own number (the
  *     one sysfs gives for the open file's dev_t: in compat mode a path may
  *     name another partition by the time it is opened, counted as
@@ -102,7 +103,7 @@ struct table {
 
 static const char *dev_path, *dev_name;
 static atomic_uint cur_cycle;
-static atomic_int stop_readers;
+static atomic_int stop_readers, hold_readers;
 static int change_mode;		/* -c */
 
 /* What broke, counted; the first MAX_REPORTS are described on stderr. */
@@ -415,6 +416,10 @@ static void *reader(void *arg)
 	if (posix_memalign((void **)&buf, 4096, 4096))
 		die("posix_memalign");
 	while (!atomic_load(&stop_readers)) {
+		if (atomic_load(&hold_readers)) {
+			usleep(1000);
+			continue;
+		}
 		k = change_mode ? 0 : rand_r(&seed) % (NODE_MAX + 1);
 		if (k)
 			snprintf(node, sizeof(node), "%sp%u", dev_path, k);
@@ -542,14 +547,18 @@ static void open_uevents(void)
 
 /*
  * Wait until the device is unbound: LOOP_CLR_FD leaves it to the last
- * close, which may be a reader's.  Returns 0 when unbound, -1 on timeout.
+ * close, which may be a reader's.  Readers that keep opening the device
+ * can keep it open for good (there is always one of them in it with more
+ * readers than CPUs), as they would on the stock driver: after 200 ms
+ * they pause until the device is unbound.  Returns 0 when unbound, -1 on
+ * timeout.
  */
-static unsigned long deferred;
+static unsigned long deferred, held;
 
 static int wait_unbound(void)
 {
 	struct loop_info64 info;
-	double end = now() + 20;
+	double start = now(), end = start + 20;
 	int fd, rc, waited = 0;
 
 	while (now() < end) {
@@ -559,12 +568,16 @@ static int wait_unbound(void)
 			close(fd);
 			if (rc < 0 && errno == ENXIO) {
 				deferred += waited;
+				held += atomic_exchange(&hold_readers, 0);
 				return 0;
 			}
 		}
 		waited = 1;
+		if (now() - start > 0.2)
+			atomic_store(&hold_readers, 1);
 		usleep(1000);
 	}
+	atomic_store(&hold_readers, 0);
 	return -1;
 }
 
@@ -749,9 +762,9 @@ int main(int argc, char **argv)
 	for (i = 0; i < nreaders; i++)
 		pthread_join(threads[i], NULL);
 
-	printf("partrace: cycles=%u partitions=%lu reader_opens=%lu reader_reads=%lu reader_renumbered=%lu deferred_detaches=%lu races=%lu %.1fs\n",
+	printf("partrace: cycles=%u partitions=%lu reader_opens=%lu reader_reads=%lu reader_renumbered=%lu deferred_detaches=%lu readers_held=%lu races=%lu %.1fs\n",
 	       c - 1, parts_checked, atomic_load(&reader_opens), atomic_load(&reader_reads),
-	       atomic_load(&reader_renumbered), deferred, races, now() - start);
+	       atomic_load(&reader_renumbered), deferred, held, races, now() - start);
 	{
 		unsigned long b = 0;
 
