@@ -15,14 +15,22 @@
  * Checked after every scan, from /sys/class/block/DEVICE:
  *   - every partition lies inside the device (start + size <= capacity);
  *   - its partition number is 1..255 and its node name is DEVICE"p"N;
- *   - on major LOOP_MAJOR_CHECK (environment, optional) with MAX_PART
- *     minors per device, partition N < MAX_PART has minor base + N, and
- *     one beyond is on another major (extended dev_t).
+ *   - with M minors per device (MAX_PART in the environment, which the
+ *     device's sysfs "range" must match: M = MAX_PART, 1 for MAX_PART=0;
+ *     without MAX_PART, M is read from "range"), partition N < M has the
+ *     device's major and minor base + N, and one from M on is on the
+ *     extended dev_t major 259; no two partitions share a dev_t;
+ *   - /dev/DEVICE"p"N is a block node of that dev_t, /proc/partitions
+ *     lists it with it, and lists no other partition of DEVICE;
+ *   - its attributes can be read (nothing else touches the device);
+ *   - for the GPT kinds whose headers are valid (gpt-entries, gpt-many),
+ *     exactly the partitions the table's valid entries describe.
  * BLKRRPART may fail (a clear error is a safe result); its errno is counted.
  *
  * Progress on stderr every 100 tables.  Output: one line per table with -v (with a digest of the partitions'
  * numbers, starts and sizes, to compare two modes), then a summary line
- *   "tables=N scanned=N refused=N partitions=N max_partitions=N bad=N"
+ *   "tables=N scanned=N refused=N partitions=N max_partitions=N predicted=N bad=N"
+ * (predicted: the tables whose partitions were checked against the table)
  * Exit status 0 when bad=0, 1 otherwise, 2 on usage or I/O errors.
  */
 #define _GNU_SOURCE
@@ -310,12 +318,51 @@ static int read_dev(const char *dir, unsigned int *maj, unsigned int *min)
 	return ok ? 0 : -1;
 }
 
+#define EXT_MAJOR	259	/* BLOCK_EXT_MAJOR: partitions beyond the device's minors */
+
 struct check {
 	const char *name;	/* "loop0" */
 	unsigned int maj, min;	/* of the whole device */
-	int max_part;		/* 0: do not check minors */
+	int max_part;		/* its minors: 0 is compat mode, every partition on EXT_MAJOR */
 	uint64_t capacity;	/* sectors */
 };
+
+/* The partitions of the device in /proc/partitions: 1 if NAME is MAJ:MIN there. */
+static int in_proc_partitions(const char *name, unsigned int maj, unsigned int min)
+{
+	unsigned int pmaj, pmin;
+	unsigned long long blocks;
+	char line[256], pname[128];
+	FILE *f = fopen("/proc/partitions", "r");
+	int found = 0;
+
+	if (!f)
+		die("/proc/partitions: %s", strerror(errno));
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%u %u %llu %127s", &pmaj, &pmin, &blocks, pname) == 4 &&
+		    !strcmp(pname, name))
+			found = pmaj == maj && pmin == min ? 1 : -1;
+	fclose(f);
+	return found == 1;
+}
+
+/* How many lines of /proc/partitions name a partition of the device. */
+static int proc_partitions_of(const char *name)
+{
+	char line[256], pname[128];
+	size_t len = strlen(name);
+	FILE *f = fopen("/proc/partitions", "r");
+	int n = 0;
+
+	if (!f)
+		die("/proc/partitions: %s", strerror(errno));
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*u %*u %*u %127s", pname) == 1 &&
+		    !strncmp(pname, name, len) && pname[len] == 'p')
+			n++;
+	fclose(f);
+	return n;
+}
 
 static uint64_t mix(uint64_t a, uint64_t b, uint64_t c)
 {
@@ -327,18 +374,66 @@ static uint64_t mix(uint64_t a, uint64_t b, uint64_t c)
 	return h;
 }
 
+static uint64_t get_le(const uint8_t *p, int bytes)
+{
+	uint64_t v = 0;
+
+	while (bytes--)
+		v = v << 8 | p[bytes];
+	return v;
+}
+
+/*
+ * The partitions a GPT_ENTRIES or GPT_MANY table must give (its headers
+ * and CRCs are valid, the alternate header is absent): the kernel's
+ * efi_partition() takes entry i as partition i + 1 for i < 255 when
+ * is_pte_valid() holds (a type GUID, first and last LBA within the
+ * device, last >= first).  Every such entry lies inside the device, so
+ * blk_add_partition() neither skips nor truncates one.  Returns how many,
+ * with the digest check_parts() makes of them in *layout.
+ */
+static int gpt_expected(const uint8_t *head, uint64_t nsect, uint64_t *layout)
+{
+	static const uint8_t no_type[16];
+	const uint8_t *hdr = head + SECTOR, *ent = head + 2 * SECTOR;
+	uint32_t nent = get_le(hdr + 80, 4), esize = get_le(hdr + 84, 4), i;
+	int n = 0;
+
+	*layout = 0;
+	for (i = 0; i < nent && i < 255; i++) {
+		const uint8_t *e = ent + (size_t)i * esize;
+		uint64_t start = get_le(e + 32, 8), end = get_le(e + 40, 8);
+
+		if (!memcmp(e, no_type, sizeof(no_type)) || start > nsect - 1 ||
+		    end > nsect - 1 || end < start)
+			continue;
+		*layout += mix(i + 1, start, end - start + 1);
+		n++;
+	}
+	return n;
+}
+
 /*
  * Returns the number of partitions; *bad counts the ones that break a rule
  * and *layout gets a digest of (number, start, size) of all of them, the
  * same whatever the major, minors and the order sysfs lists them in.
+ * Rules: the name is NAMEpN for partition N (1-255); it lies inside the
+ * device; its dev_t is the device's major and minor + N below max_part,
+ * EXT_MAJOR from there (and always in compat mode), and no other
+ * partition's; /dev/NAMEpN is a block node of that dev_t and
+ * /proc/partitions lists it with it unless it is empty, and lists no
+ * other partition of the device.  Nothing else touches the device (udev is stopped), so a
+ * partition whose attributes cannot be read breaks a rule too.
  */
 static int check_parts(const struct check *c, unsigned long table, int *bad,
 		       uint64_t *layout)
 {
-	char sysdir[256], pdir[512];
+	char sysdir[256], pdir[512], node[300];
+	static dev_t seen[512];
 	struct dirent *de;
+	struct stat st;
 	DIR *d;
-	int n = 0;
+	int n = 0, listed = 0, j;
 	size_t len = strlen(c->name);
 
 	snprintf(sysdir, sizeof(sysdir), "/sys/class/block/%s", c->name);
@@ -354,9 +449,34 @@ static int check_parts(const struct check *c, unsigned long table, int *bad,
 			continue;
 		snprintf(pdir, sizeof(pdir), "%s/%s", sysdir, de->d_name);
 		if (read_u64(pdir, "partition", &partno) || read_u64(pdir, "start", &start) ||
-		    read_u64(pdir, "size", &size) || read_dev(pdir, &maj, &min))
-			continue;	/* gone in between: not ours to judge */
+		    read_u64(pdir, "size", &size) || read_dev(pdir, &maj, &min)) {
+			printf("table %lu: BAD %s: listed in sysfs, its attributes unreadable\n",
+			       table, de->d_name);
+			(*bad)++;
+			continue;
+		}
+		for (j = 0; j < n && j < (int)(sizeof(seen) / sizeof(seen[0])); j++)
+			if (seen[j] == makedev(maj, min)) {
+				printf("table %lu: BAD %s is %u:%u, as another partition\n",
+				       table, de->d_name, maj, min);
+				(*bad)++;
+			}
+		if (n < (int)(sizeof(seen) / sizeof(seen[0])))
+			seen[n] = makedev(maj, min);
 		n++;
+		snprintf(node, sizeof(node), "/dev/%s", de->d_name);
+		if (stat(node, &st) || !S_ISBLK(st.st_mode) || st.st_rdev != makedev(maj, min)) {
+			printf("table %lu: BAD %s: no block node %u:%u\n", table, node, maj, min);
+			(*bad)++;
+		}
+		/* /proc/partitions leaves out empty partitions */
+		if (size)
+			listed++;
+		if (size && !in_proc_partitions(de->d_name, maj, min)) {
+			printf("table %lu: BAD %s: not in /proc/partitions as %u:%u\n",
+			       table, de->d_name, maj, min);
+			(*bad)++;
+		}
 		*layout += mix(partno, start, size);
 		snprintf(want, sizeof(want), "%sp%" PRIu64, c->name, partno);
 		if (partno < 1 || partno > 255 || strcmp(want, de->d_name)) {
@@ -374,13 +494,19 @@ static int check_parts(const struct check *c, unsigned long table, int *bad,
 			       table, de->d_name, maj, min, c->maj, c->min + partno);
 			(*bad)++;
 		}
-		if (c->max_part && partno >= (uint64_t)c->max_part && maj == c->maj) {
-			printf("table %lu: BAD %s is %u:%u, inside the range of the next device\n",
-			       table, de->d_name, maj, min);
+		if (partno >= (uint64_t)c->max_part && maj != EXT_MAJOR) {
+			printf("table %lu: BAD %s is %u:%u, expected major %d (extended dev_t)\n",
+			       table, de->d_name, maj, min, EXT_MAJOR);
 			(*bad)++;
 		}
 	}
 	closedir(d);
+	j = proc_partitions_of(c->name);
+	if (j != listed) {
+		printf("table %lu: BAD /proc/partitions lists %d partitions of %s, sysfs %d not empty\n",
+		       table, j, c->name, listed);
+		(*bad)++;
+	}
 	return n;
 }
 
@@ -388,12 +514,13 @@ int main(int argc, char **argv)
 {
 	static uint8_t head[HEAD_SECTORS * SECTOR], ebr[MAX_EBR][SECTOR];
 	unsigned long seed = 1, count = 1000, first = 0, i;
-	unsigned long scanned = 0, refused = 0, parts = 0, maxp = 0, errs[256] = { 0 };
+	unsigned long scanned = 0, refused = 0, parts = 0, maxp = 0, predicted = 0, errs[256] = { 0 };
 	int opt, verbose = 0, fd, bad = 0, e;
-	uint64_t bytes;
+	uint64_t bytes, range;
 	struct check c = { 0 };
 	struct stat st;
 	const char *dev, *mp;
+	char sysdir[256];
 
 	while ((opt = getopt(argc, argv, "s:n:f:v")) != -1) {
 		switch (opt) {
@@ -418,8 +545,15 @@ int main(int argc, char **argv)
 	c.maj = major(st.st_rdev);
 	c.min = minor(st.st_rdev);
 	c.capacity = bytes / SECTOR;
+	snprintf(sysdir, sizeof(sysdir), "/sys/class/block/%s", c.name);
+	if (read_u64(sysdir, "range", &range) || !range)
+		die("%s: cannot read its minors from %s/range", dev, sysdir);
+	/* MAX_PART is what the test expects; the driver must agree. */
 	mp = getenv("MAX_PART");
-	c.max_part = mp ? atoi(mp) : 0;
+	c.max_part = mp ? atoi(mp) : range > 1 ? (int)range : 0;
+	if ((uint64_t)(c.max_part ? c.max_part : 1) != range)
+		die("%s has %" PRIu64 " minors (sysfs range), expected %d for MAX_PART=%d",
+		    dev, range, c.max_part ? c.max_part : 1, c.max_part);
 	printf("fuzzpt: seed %lu, tables %lu..%lu, %s (%u:%u, %" PRIu64 " sectors, max_part %d)\n",
 	       seed, first, first + count - 1, dev, c.maj, c.min, c.capacity, c.max_part);
 	fflush(stdout);
@@ -447,11 +581,16 @@ int main(int argc, char **argv)
 			break;
 		}
 		pwrite_all(fd, head, sizeof(head), 0);
-		for (k = 0; k < nebr; k++) {
+		/*
+		 * Every EBR slot, the unused ones zeroed, so that the device
+		 * holds this table only and -f I -n 1 replays it exactly.
+		 */
+		for (k = 0; k < MAX_EBR; k++) {
 			off_t off = (off_t)(2048 + (uint64_t)k * 2048) * SECTOR;
+			static const uint8_t zero[SECTOR];
 
 			if ((uint64_t)off + SECTOR <= bytes)
-				pwrite_all(fd, ebr[k], SECTOR, off);
+				pwrite_all(fd, k < nebr ? ebr[k] : zero, SECTOR, off);
 		}
 		/*
 		 * No fsync: the scan reads through the same page cache the
@@ -466,6 +605,22 @@ int main(int argc, char **argv)
 			scanned++;
 		}
 		n = check_parts(&c, i, &bad, &layout);
+		/*
+		 * Which partitions should exist, for the two kinds whose
+		 * result is defined (a quarter of the tables, big ones included).
+		 */
+		if (!e && (kind == GPT_ENTRIES || kind == GPT_MANY)) {
+			uint64_t want_layout;
+			int want = gpt_expected(head, c.capacity, &want_layout);
+
+			predicted++;
+			if (want != n || want_layout != layout) {
+				printf("table %lu: BAD %s: %d partitions (layout %016" PRIx64
+				       "), the table has %d valid entries (layout %016" PRIx64 ")\n",
+				       i, kind_name[kind], n, layout, want, want_layout);
+				bad++;
+			}
+		}
 		parts += n;
 		if ((unsigned long)n > maxp)
 			maxp = n;
@@ -486,7 +641,7 @@ int main(int argc, char **argv)
 	for (e = 1; e < 256; e++)
 		if (errs[e])
 			printf("fuzzpt: BLKRRPART failed %lu times with %s\n", errs[e], strerror(e));
-	printf("tables=%lu scanned=%lu refused=%lu partitions=%lu max_partitions=%lu bad=%d\n",
-	       count, scanned, refused, parts, maxp, bad);
+	printf("tables=%lu scanned=%lu refused=%lu partitions=%lu max_partitions=%lu predicted=%lu bad=%d\n",
+	       count, scanned, refused, parts, maxp, predicted, bad);
 	return bad ? 1 : 0;
 }
