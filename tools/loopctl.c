@@ -7,6 +7,11 @@
  *   loopctl remove N           LOOP_CTL_REMOVE
  *   loopctl get-free           LOOP_CTL_GET_FREE, prints the index
  *   loopctl change-fd DEV FILE LOOP_CHANGE_FD: switch DEV's backing file
+ *   loopctl clr-then-set DEV FILE
+ *                              on one descriptor of DEV: LOOP_SET_FD to FILE,
+ *                              LOOP_CLR_FD, then LOOP_SET_FD and
+ *                              LOOP_CONFIGURE to FILE again; prints one
+ *                              line per ioctl, "NAME: ok" or "NAME: ENAME"
  *
  * Exit status 0 on success; on failure the errno name is printed on
  * stderr as "loopctl: OP: ENAME (message)" and the status is 1.
@@ -60,6 +65,30 @@ static int ctl(unsigned long req, long arg, const char *op)
 	return 0;
 }
 
+static void step(int ret, const char *op)
+{
+	printf("%s: %s\n", op, ret < 0 ? errname(errno) : "ok");
+}
+
+static int clr_then_set(const char *devname, const char *filename)
+{
+	struct loop_config cfg;
+	int dev = open(devname, O_RDWR | O_CLOEXEC);
+	int file = open(filename, O_RDWR | O_CLOEXEC);
+
+	if (dev < 0)
+		return fail(devname);
+	if (file < 0)
+		return fail(filename);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.fd = file;
+	step(ioctl(dev, LOOP_SET_FD, file), "LOOP_SET_FD");
+	step(ioctl(dev, LOOP_CLR_FD, 0), "LOOP_CLR_FD");
+	step(ioctl(dev, LOOP_SET_FD, file), "LOOP_SET_FD");
+	step(ioctl(dev, LOOP_CONFIGURE, &cfg), "LOOP_CONFIGURE");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "add"))
@@ -80,6 +109,8 @@ int main(int argc, char **argv)
 			return fail("LOOP_CHANGE_FD");
 		return 0;
 	}
-	fprintf(stderr, "usage: loopctl add N | remove N | get-free | change-fd DEV FILE\n");
+	if (argc == 4 && !strcmp(argv[1], "clr-then-set"))
+		return clr_then_set(argv[2], argv[3]);
+	fprintf(stderr, "usage: loopctl add N | remove N | get-free | change-fd DEV FILE | clr-then-set DEV FILE\n");
 	return 2;
 }
