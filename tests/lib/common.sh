@@ -128,9 +128,16 @@ node_table() {
 
 # kmsg_mark: remember the end of the kernel log; kmsg_since prints what
 # came after (the whole log without a mark), without the timestamps and
-# the blanks that follow them.
-kmsg_mark() { _kmsg_mark=$(dmesg | wc -l); }
-kmsg_since() { dmesg | tail -n +"$((${_kmsg_mark:-0} + 1))" | sed 's/^\[[^]]*\] *//'; }
+# the blanks that follow them.  The mark is the last line itself, with its
+# timestamp, not a line count: once the ring buffer is full (the debug
+# kernel after an hour of scans), old lines drop out as new ones come
+# and a count would point past the new lines.  A mark that dropped out
+# too gives the whole log, so a check sees too much, never too little.
+kmsg_mark() { _kmsg_mark=$(dmesg | tail -n 1); }
+kmsg_since() {
+	dmesg | awk -v m="${_kmsg_mark:-}" '{ l[NR] = $0 } m != "" && $0 == m { s = NR }
+		END { for (i = s + 1; i <= NR; i++) print l[i] }' | sed 's/^\[[^]]*\] *//'
+}
 
 # loop_warnings: the "loop:" lines since kmsg_mark other than the load message.
 loop_warnings() { kmsg_since | grep '^loop: ' | grep -v '^loop: module loaded' || true; }
