@@ -9,8 +9,9 @@
 #  3. the guest kernel again with the stock 6.1 loop.ko (make stock-module)
 #     for every compat-mode load: group compat and the cases that compare
 #     partitioned mode with compat mode step by step (robust/001 with 250
-#     tables), so that "as the stock driver does" is measured against the
-#     stock driver;
+#     tables, each scanned by the patched driver in partitioned mode and
+#     by the stock one with losetup -P), so that "as the stock driver
+#     does" is measured against the stock driver;
 #  4. the benchmark in quick mode (scripts/bench.sh with BENCH_QUICK=1): proves
 #     bench/ and the report generator work, judges no figure.
 # Ends with "N passed, N failed, N skipped"; non-zero exit on any failure.
@@ -33,8 +34,6 @@ if [ -z "${TESTS:-}" ]; then
 	KERNEL=$BUILD/bzImage-builtin RESULTS_DIR=$BUILD/results/builtin NO_DOS83=1 \
 		EXTRA_CMDLINE="max_part=16 loop.major=250" "$ROOT/scripts/boot.sh" builtin || rc=1
 	[ -f "$BUILD/stock/loop.ko" ] || die "no stock loop.ko: run 'make stock-module'"
-	# robust/001 there: 250 tables, each scanned by the patched driver in
-	# partitioned mode and by the stock one with losetup -P.
 	FUZZ_TABLES=${FUZZ_TABLES:-250} LOOP_KO=/mnt/project/${BUILD#"$ROOT"/}/stock/loop.ko RESULTS_DIR=$BUILD/results/stock \
 		"$ROOT/scripts/boot.sh" "${STOCK_CASES[@]}" || rc=1
 	BENCH_QUICK=1 "$ROOT/scripts/bench.sh" || rc=1
