@@ -12,10 +12,22 @@
  *                              LOOP_CLR_FD, then LOOP_SET_FD and
  *                              LOOP_CONFIGURE to FILE again; prints one
  *                              line per ioctl, "NAME: ok" or "NAME: ENAME"
+ *   loopctl clr-fd DEV         LOOP_CLR_FD on DEV (a loop device or one of
+ *                              its partitions), prints "LOOP_CLR_FD: ok"
+ *   loopctl clr-then-open DEV OTHER...
+ *                              LOOP_CLR_FD on DEV, then, with DEV still
+ *                              open, open each OTHER; prints one line per
+ *                              step, "LOOP_CLR_FD: ok", "open OTHER: ok"
+ *                              or "open OTHER: ENAME"
+ *   loopctl read-fd FD LEN     LEN bytes (at most 4096) at offset 0 of the
+ *                              open descriptor FD, read with O_DIRECT so
+ *                              that they come from the device, not the
+ *                              page cache, to standard output
  *
  * Exit status 0 on success; on failure the errno name is printed on
  * stderr as "loopctl: OP: ENAME (message)" and the status is 1.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/loop.h>
@@ -38,6 +50,7 @@ static const char *errname(int e)
 	case ENOSPC: return "ENOSPC";
 	case ENODEV: return "ENODEV";
 	case EACCES: return "EACCES";
+	case EIO: return "EIO";
 	default: return "E?";
 	}
 }
@@ -89,6 +102,55 @@ static int clr_then_set(const char *devname, const char *filename)
 	return 0;
 }
 
+static int clr_fd(const char *devname)
+{
+	int dev = open(devname, O_RDONLY | O_CLOEXEC);
+
+	if (dev < 0)
+		return fail(devname);
+	if (ioctl(dev, LOOP_CLR_FD, 0) < 0)
+		return fail("LOOP_CLR_FD");
+	puts("LOOP_CLR_FD: ok");
+	return 0;
+}
+
+static int clr_then_open(const char *devname, int n, char **others)
+{
+	int dev = open(devname, O_RDONLY | O_CLOEXEC);
+	int i, fd;
+
+	if (dev < 0)
+		return fail(devname);
+	step(ioctl(dev, LOOP_CLR_FD, 0), "LOOP_CLR_FD");
+	for (i = 0; i < n; i++) {
+		fd = open(others[i], O_RDONLY | O_CLOEXEC);
+		printf("open %s: %s\n", others[i], fd < 0 ? errname(errno) : "ok");
+		if (fd >= 0)
+			close(fd);
+	}
+	return 0;
+}
+
+static int read_fd(int fd, long len)
+{
+	static char buf[4096] __attribute__((aligned(4096)));
+	int flags = fcntl(fd, F_GETFL);
+	ssize_t n;
+
+	if (len <= 0 || len > (long)sizeof(buf)) {
+		fprintf(stderr, "loopctl: read-fd: LEN must be 1 to %zu\n", sizeof(buf));
+		return 2;
+	}
+	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_DIRECT) < 0)
+		return fail("fcntl O_DIRECT");
+	n = pread(fd, buf, sizeof(buf), 0);
+	if (n < 0)
+		return fail("pread");
+	if (n < len)
+		len = n;
+	return fwrite(buf, 1, len, stdout) == (size_t)len ? 0 : fail("write");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "add"))
@@ -111,6 +173,12 @@ int main(int argc, char **argv)
 	}
 	if (argc == 4 && !strcmp(argv[1], "clr-then-set"))
 		return clr_then_set(argv[2], argv[3]);
-	fprintf(stderr, "usage: loopctl add N | remove N | get-free | change-fd DEV FILE | clr-then-set DEV FILE\n");
+	if (argc == 3 && !strcmp(argv[1], "clr-fd"))
+		return clr_fd(argv[2]);
+	if (argc >= 4 && !strcmp(argv[1], "clr-then-open"))
+		return clr_then_open(argv[2], argc - 3, argv + 3);
+	if (argc == 4 && !strcmp(argv[1], "read-fd"))
+		return read_fd(atoi(argv[2]), atol(argv[3]));
+	fprintf(stderr, "usage: loopctl add N | remove N | get-free | change-fd DEV FILE | clr-then-set DEV FILE | clr-fd DEV | clr-then-open DEV OTHER... | read-fd FD LEN\n");
 	return 2;
 }
