@@ -40,7 +40,7 @@ truncate -s 1G "$DISKS/scratch.img"
 mkdir -p "$RES"
 find "$RES" -mindepth 1 -maxdepth 1 ! -name bench.env -exec rm -rf {} +
 # Settings the cases read (tests/robust), passed on when set.
-for v in STRESS_SECONDS FUZZ_SEED FUZZ_TABLES FUZZ_COMPARE RACE_CYCLES RACE_UDEV_CYCLES RACE_READERS CASE_TIMEOUT LOOP_KO; do
+for v in STRESS_SECONDS FUZZ_SEED FUZZ_TABLES FUZZ_COMPARE RACE_CYCLES RACE_UDEV_CYCLES RACE_READERS RACE_SETTLE CASE_TIMEOUT LOOP_KO; do
 	[ -z "${!v:-}" ] || printf '%s=%q\n' "$v" "${!v}"
 done >"$RES/test.env"
 sel=all
