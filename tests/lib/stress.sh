@@ -99,7 +99,7 @@ _unexpected() {
 		[[ -f $f ]] || continue
 		op=${f##*.}
 		allow=$(_allowed "$1.$op")
-		{ grep -Ev "${allow:-^\$}" "$f" || true; } | sort | uniq -c | head -3 |
+		{ grep -Ev "${allow:-^\$}" "$f" || true; } | sort | uniq -c | awk 'NR <= 3' |
 			sed "s/^ *\([0-9]*\) /$1 $op: \1 unexpected failure(s): /" >>"$SDIR/fatal"
 	done
 }
