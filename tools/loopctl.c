@@ -12,13 +12,13 @@
  *                              LOOP_CLR_FD, then LOOP_SET_FD and
  *                              LOOP_CONFIGURE to FILE again; prints one
  *                              line per ioctl, "NAME: ok" or "NAME: ENAME"
- *   loopctl clr-fd DEV         LOOP_CLR_FD on DEV (a loop device or one of
- *                              its partitions), prints "LOOP_CLR_FD: ok"
- *   loopctl clr-then-open DEV OTHER...
- *                              LOOP_CLR_FD on DEV, then, with DEV still
+ *   loopctl clr-then-open DEV [OTHER...]
+ *                              LOOP_CLR_FD on DEV (a loop device or one
+ *                              of its partitions), then, with DEV still
  *                              open, open each OTHER; prints one line per
- *                              step, "LOOP_CLR_FD: ok", "open OTHER: ok"
- *                              or "open OTHER: ENAME"
+ *                              step, "LOOP_CLR_FD: ok" or "LOOP_CLR_FD:
+ *                              ENAME", "open OTHER: ok" or "open OTHER:
+ *                              ENAME"
  *   loopctl read-fd FD LEN     LEN bytes (at most 4096) at offset 0 of the
  *                              open descriptor FD, read with O_DIRECT so
  *                              that they come from the device, not the
@@ -102,18 +102,6 @@ static int clr_then_set(const char *devname, const char *filename)
 	return 0;
 }
 
-static int clr_fd(const char *devname)
-{
-	int dev = open(devname, O_RDONLY | O_CLOEXEC);
-
-	if (dev < 0)
-		return fail(devname);
-	if (ioctl(dev, LOOP_CLR_FD, 0) < 0)
-		return fail("LOOP_CLR_FD");
-	puts("LOOP_CLR_FD: ok");
-	return 0;
-}
-
 static int clr_then_open(const char *devname, int n, char **others)
 {
 	int dev = open(devname, O_RDONLY | O_CLOEXEC);
@@ -173,12 +161,10 @@ int main(int argc, char **argv)
 	}
 	if (argc == 4 && !strcmp(argv[1], "clr-then-set"))
 		return clr_then_set(argv[2], argv[3]);
-	if (argc == 3 && !strcmp(argv[1], "clr-fd"))
-		return clr_fd(argv[2]);
-	if (argc >= 4 && !strcmp(argv[1], "clr-then-open"))
+	if (argc >= 3 && !strcmp(argv[1], "clr-then-open"))
 		return clr_then_open(argv[2], argc - 3, argv + 3);
 	if (argc == 4 && !strcmp(argv[1], "read-fd"))
 		return read_fd(atoi(argv[2]), atol(argv[3]));
-	fprintf(stderr, "usage: loopctl add N | remove N | get-free | change-fd DEV FILE | clr-then-set DEV FILE | clr-fd DEV | clr-then-open DEV OTHER... | read-fd FD LEN\n");
+	fprintf(stderr, "usage: loopctl add N | remove N | get-free | change-fd DEV FILE | clr-then-set DEV FILE | clr-then-open DEV [OTHER...] | read-fd FD LEN\n");
 	return 2;
 }
