@@ -133,11 +133,10 @@ node_table() {
 # kernel after an hour of scans), old lines drop out as new ones come
 # and a count would point past the new lines.  A mark that dropped out
 # too gives the whole log, so a check sees too much, never too little.
+# shellcheck source=splat.sh
+. "$(dirname "${BASH_SOURCE[0]}")/splat.sh"
 kmsg_mark() { _kmsg_mark=$(dmesg | tail -n 1); }
-kmsg_since() {
-	dmesg | awk -v m="${_kmsg_mark:-}" '{ l[NR] = $0 } m != "" && $0 == m { s = NR }
-		END { for (i = s + 1; i <= NR; i++) print l[i] }' | sed 's/^\[[^]]*\] *//'
-}
+kmsg_since() { dmesg | log_after "${_kmsg_mark:-}" | sed 's/^\[[^]]*\] *//'; }
 
 # loop_warnings: the "loop:" lines since kmsg_mark other than the load message.
 loop_warnings() { kmsg_since | grep '^loop: ' | grep -v '^loop: module loaded' || true; }
