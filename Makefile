@@ -7,17 +7,20 @@
 #   make check-debug   the tests and tests/robust on a KASAN/KFENCE/lockdep kernel
 #   make check-series  checkpatch and bisectability of patches/
 #   make deps | tree | kernel | stock-module | image | boot   the stages one by one
+#                   (make boot BOOT=NAME TESTS=...: one boot of boots/)
 #   make clean      drop build/ (kernel tree, objects, image, results)
 #   make clean-cache  also drop ccache and mkosi's package cache
 #
 # Every stage prints its name and elapsed time; see README.md.
 
 SHELL := /bin/bash
-BUILD ?= $(CURDIR)/build
+# Fixed: mkosi.conf and the guest's paths (/mnt/project/build) name it.
+override BUILD := $(CURDIR)/build
 export BUILD
 PARTLOOP_START := $(shell date +%s)
 export PARTLOOP_START
 TESTS ?=
+BOOT ?= main
 
 DEPS := linux-source-6.1 qemu-system-x86 ovmf mkosi debootstrap systemd-container \
 	fio gcc make bc bison flex libelf-dev libssl-dev cpio kmod quilt ccache \
@@ -58,9 +61,10 @@ stock-module: kernel
 bench: shellcheck image stock-module
 	@scripts/bench.sh
 
-# Boot the current build and run TESTS (groups or group/case, default all).
-boot:
-	@scripts/boot.sh $(TESTS)
+# One boot of boots/ (BOOT, default main) on the current build, running
+# TESTS (groups or group/case) instead of the boot's own selection if set.
+boot: image
+	@BOOT="$(BOOT)" scripts/boot.sh $(TESTS)
 
 # Both test boots (see scripts/check.sh); TESTS=... runs only those in the
 # first boot.
@@ -89,7 +93,7 @@ check-series: kernel
 
 shellcheck: deps
 	@shellcheck -x scripts/*.sh mkosi.finalize mkosi.extra/usr/local/sbin/* \
-		tests/run tests/lib/*.sh tests/*/[0-9][0-9][0-9]-* .ci/run tools/*.sh \
+		tests/run tests/new tests/boot-entry tests/settings tests/*/rc tests/lib/*.sh tests/*/[0-9][0-9][0-9]-* .ci/run tools/*.sh \
 		bench/*.sh image-dkms/mkosi.finalize
 	@shellcheck -s sh image-dkms/mkosi.postinst dkms/debian/preinst dkms/debian/postinst dkms/debian/prerm
 	@echo "shellcheck: clean"

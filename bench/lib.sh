@@ -1,7 +1,6 @@
 # shellcheck shell=bash
 # Helpers of the guest-side benchmark scripts (bench/run-*.sh).  Sourced.
 
-STOCK_KO=${STOCK_KO:-/mnt/project/build/stock/loop.ko}
 START=${START:-$(date +%s)}
 export START
 

@@ -5,7 +5,7 @@
 # Inside the guest, called by bench/run-fio.sh.
 #
 # usage: run-attach.sh OUTDIR
-# env:   BENCH_QUICK, BENCH_REPS (default 3), BENCH_CYCLE_SECONDS (default 10)
+# settings (tests/settings): BENCH_REPS, BENCH_CYCLE_SECONDS
 #
 # Writes OUTDIR/attach.csv:  scan,VARIANT,PARTS,REP,SECONDS_TO_SCAN,SECONDS_TO_NODES
 #                            cycles,VARIANT,PARTS,CYCLES,SECONDS
@@ -19,10 +19,9 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 OUT=${1:?usage: run-attach.sh OUTDIR}
-QUICK=${BENCH_QUICK:-0}
-[ "$QUICK" = 0 ] && QUICK=
-REPS=${BENCH_REPS:-$([ -n "$QUICK" ] && echo 1 || echo 3)}
-CYCLE_SECONDS=${BENCH_CYCLE_SECONDS:-$([ -n "$QUICK" ] && echo 2 || echo 10)}
+# shellcheck source=tests/settings
+. "$HERE/../tests/settings"
+REPS=$BENCH_REPS CYCLE_SECONDS=$BENCH_CYCLE_SECONDS
 # shellcheck source=bench/lib.sh
 . "$HERE/lib.sh"
 TMP=/var/tmp/bench-attach

@@ -4,13 +4,11 @@
 # setup it measured under OUTDIR for bench/report.py.
 #
 # usage: run-fio.sh OUTDIR
-# env:   BENCH_QUICK=1          a few seconds per job, one repetition, two
-#                               workloads: proves the scripts, not the figures
-#        BENCH_RUNTIME, BENCH_RAMP (seconds per fio job, default 5 and 1)
-#        BENCH_REPS             repetitions (default 3)
-#        BENCH_ENGINES          default "io_uring libaio"
-#        BENCH_JOBS             job names from bench/jobs (default all)
-#        STOCK_KO               the stock driver (default build/stock/loop.ko)
+# settings (tests/settings; boots/bench.conf and bench-quick.conf set
+#        them): BENCH_RUNTIME, BENCH_RAMP (seconds per fio job),
+#        BENCH_REPS, BENCH_ENGINES, BENCH_JOBS (names from bench/jobs,
+#        empty: all), STOCK_KO, BENCH_QUICK=1 (the quick boot: recorded
+#        so that the report says the figures mean nothing)
 #
 # The disk with serial "bench" carries a GPT: p1 ext4 (made here) holding
 # disk.img, p5 the measured region.  Variants, all on a region of the same
@@ -28,16 +26,12 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 OUT=${1:?usage: run-fio.sh OUTDIR}
-QUICK=${BENCH_QUICK:-0}
+# shellcheck source=tests/settings
+. "$HERE/../tests/settings"
+QUICK=$BENCH_QUICK
 [ "$QUICK" = 0 ] && QUICK=
-if [ -n "$QUICK" ]; then
-	RUNTIME=${BENCH_RUNTIME:-1} RAMP=${BENCH_RAMP:-0} REPS=${BENCH_REPS:-1}
-	JOBS=${BENCH_JOBS:-randread-4k-qd32 seqread-1m}
-else
-	RUNTIME=${BENCH_RUNTIME:-5} RAMP=${BENCH_RAMP:-1} REPS=${BENCH_REPS:-3}
-	JOBS=${BENCH_JOBS:-$(find "$HERE/jobs" -name '*.fio' -printf '%f\n' | sed 's/\.fio$//' | sort | xargs)}
-fi
-ENGINES=${BENCH_ENGINES:-io_uring libaio}
+RUNTIME=$BENCH_RUNTIME RAMP=$BENCH_RAMP REPS=$BENCH_REPS ENGINES=$BENCH_ENGINES
+JOBS=${BENCH_JOBS:-$(find "$HERE/jobs" -name '*.fio' -printf '%f\n' | sed 's/\.fio$//' | sort | xargs)}
 VARIANTS=(raw part-dio part-buf compat-dio stock-dio file-dio)
 FS=/mnt/benchfs
 

@@ -1,28 +1,30 @@
 #!/bin/bash
-# Stage "bench": boot the guest with a dedicated data disk, run
-# bench/run-fio.sh in it (fio over the raw partition and loop partitions,
-# patched and stock driver, attach/scan timing), then write the report with
-# bench/report.py.
+# Stage "bench": make the data disk, boot boots/bench.conf (or
+# bench-quick.conf) in which the guest runs bench/run-fio.sh (fio over the
+# raw partition and loop partitions, patched and stock driver, attach/scan
+# timing), then write the report with bench/report.py.
 #
-# env: BENCH_QUICK=1   a few seconds per job: proves the scripts and the report
-#                      generator (make check), figures mean nothing
+# env: BENCH_QUICK=1   the quick boot: a few seconds per job, proves the
+#                      scripts and the report generator (make check), the
+#                      figures mean nothing
 #      BENCH_RUNTIME, BENCH_RAMP, BENCH_REPS, BENCH_ENGINES, BENCH_JOBS,
-#      BENCH_CYCLE_SECONDS: passed to the guest (see bench/run-fio.sh)
-#      BENCH_DIR       results and report (build/bench, quick: build/results/bench-quick)
+#      BENCH_CYCLE_SECONDS: override the boot's settings (tests/settings)
+#      BENCH_DIR       results and report (default: the boot's results,
+#                      build/bench or build/results/bench-quick)
 # Ends with "N passed, N failed" (the benchmark ran and the report was
 # written, or not); never judges a figure.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-QUICK=${BENCH_QUICK:-0}
-[ "$QUICK" = 0 ] && QUICK=
-if [ -n "$QUICK" ]; then
-	OUT=${BENCH_DIR:-$BUILD/results/bench-quick}
-	P1_MIB=160 P5_MIB=64 TIMEOUT=${BOOT_TIMEOUT:-1200}
-else
-	OUT=${BENCH_DIR:-$BUILD/bench}
-	P1_MIB=600 P5_MIB=512 TIMEOUT=${BOOT_TIMEOUT:-7200}
-fi
+# BENCH_QUICK picks the boot; the boot says the rest (its settings, the
+# disk's sizes).
+boot=bench
+[ "${BENCH_QUICK:-0}" = 0 ] || boot=bench-quick
+unset BENCH_QUICK
+read_boot "$boot"
+read -r P1_MIB P5_MIB <<<"${BOOTCONF[bench_mib]}"
+[[ ${P1_MIB:-} =~ ^[0-9]+$ && ${P5_MIB:-} =~ ^[0-9]+$ ]] || die "boots/$boot.conf: bench_mib must be two sizes in MiB"
+OUT=${BENCH_DIR:-$BUILD/${BOOTCONF[results]}}
 [ -f "$BUILD/stock/loop.ko" ] || die "no stock loop.ko: run 'make stock-module'"
 PY=/usr/bin/python3
 if [ ! -x "$PY" ] || ! command -v gnuplot >/dev/null; then
@@ -43,12 +45,8 @@ truncate -s $(((1 + P1_MIB + 3 + P5_MIB + 1) * 1024 * 1024)) "$DISK"
 	echo "size=$((P5_MIB * 2048)), type=linux, name=measured"
 } | sfdisk -q "$DISK" >/dev/null || die "sfdisk could not partition $DISK"
 
-# Settings for the guest, read by partloop-tests before bench/run-fio.sh.
-env | grep -E '^BENCH_(QUICK|RUNTIME|RAMP|REPS|ENGINES|JOBS|CYCLE_SECONDS)=' \
-	| sed -E "s/^([A-Z_]+)=(.*)$/\1='\2'/" >"$OUT/bench.env" || true
-
 rc=0
-BENCH_DISK=$DISK RESULTS_DIR=$OUT NO_DOS83=1 BOOT_TIMEOUT=$TIMEOUT "$ROOT/scripts/boot.sh" || rc=1
+BOOT=$boot RESULTS_DIR=$OUT "$ROOT/scripts/boot.sh" || rc=1
 rm -f "$DISK"
 
 stage report

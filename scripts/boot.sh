@@ -1,60 +1,77 @@
 #!/bin/bash
-# Stage "boot": boot the guest headless under QEMU TCG with the project's
-# kernel and two extra virtio disks, run tests/ inside it, and judge the
-# result from the host: the guest's TAP, whether it finished in time, and
-# its whole kernel log.  Ends with one line "N passed, N failed, N skipped".
+# Stage "boot": boot one of the boots declared in boots/ (BOOT, default
+# main) headless under QEMU TCG, let it run tests/ (or the benchmark), and
+# judge the result from the host: the guest's TAP, whether it finished in
+# time, and its whole kernel log.  Ends with one line "N passed, N failed,
+# N skipped".
 #
-# usage: boot.sh [GROUP | GROUP/CASE]...    (default: all)
-# env:   BOOT_TIMEOUT (seconds, default 1800), RESULTS_DIR (build/results/boot),
-#        STRESS_SECONDS, FUZZ_*, CASE_TIMEOUT (passed to the guest's cases in
-#        results/test.env, see tests/robust), LOOP_KO (guest path of a
-#        loop.ko that compat-mode loads use, see tests/lib/common.sh),
-#        KERNEL (build/bzImage),
-#        IMAGE (build/image/debian~bookworm/partloop.raw; its .initrd is
-#        used too), EXTRA_CMDLINE, NO_DOS83,
-#        BENCH_DISK: a disk image attached with serial "bench"; the guest then
-#        runs bench/run-fio.sh instead of tests/ (see scripts/bench.sh)
+# usage: [BOOT=NAME] boot.sh [GROUP | GROUP/CASE]...   (default: the boot's tests)
+# env:   BOOT           a file boots/NAME.conf: kernel, image, command line,
+#                       disks, tests, timeout, results folder, settings
+#        any setting of tests/settings (STRESS_SECONDS, RACE_CYCLES, ...):
+#                       overrides the boot's value and the default
+#        for a one-off boot: KERNEL, IMAGE (paths), EXTRA_CMDLINE,
+#                       BOOT_TIMEOUT (seconds), RESULTS_DIR (a folder this
+#                       script made before, or an empty or new one)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-stage boot
+read_boot "${BOOT:-main}"
+stage "boot ${BOOTCONF[name]}"
 . "$ROOT/tests/lib/splat.sh"
 
-TIMEOUT=${BOOT_TIMEOUT:-1800}
-RES=${RESULTS_DIR:-$BUILD/results/boot}
-IMAGE=${IMAGE:-$BUILD/image/debian~bookworm/partloop.raw}
+TIMEOUT=${BOOT_TIMEOUT:-${BOOTCONF[timeout]}}
+RES=${RESULTS_DIR:-$BUILD/${BOOTCONF[results]}}
+IMAGE=${IMAGE:-$BUILD/${BOOTCONF[image]}}
+KERNEL=${KERNEL:-$BUILD/${BOOTCONF[kernel]}}
 DISKS=$BUILD/disks
-[ -f "$IMAGE" ] || die "no guest image: run 'make image'"
-KERNEL=${KERNEL:-$BUILD/bzImage}
-[ -f "$KERNEL" ] || die "no kernel $KERNEL: run 'make kernel'"
+[ -f "$IMAGE" ] || die "no guest image $IMAGE: run 'make image' (or 'make image-dkms' for the dkms boot)"
+[ -f "$KERNEL" ] || die "no kernel $KERNEL: run 'make kernel' (kernel-builtin, kernel-debug for those boots)"
+(($# == 0)) || BOOTCONF[tests]="$*"
 
 # Disks, made anew for every boot and found in the guest by serial
 # (/dev/disk/by-id/virtio-SERIAL): "dos83" carries the seed's DOS label with
-# p1, p2 extended and logical p5..p83; "scratch" is empty.
+# p1, p2 extended and logical p5..p83; "scratch" is empty; "bench" is made
+# by scripts/bench.sh.
 mkdir -p "$DISKS"
 make -s -C "$ROOT/tools" OUT="$BUILD/tools" check >&2 || die "tools/ failed to build or to pass its test"
-rm -f "$DISKS/dos83.img" "$DISKS/scratch.img"
-[ -n "${NO_DOS83:-}" ] || "$BUILD/tools/mkdosebr" -p 16 -l 2 -L 64 -n 79 "$DISKS/dos83.img" >/dev/null
-truncate -s 1G "$DISKS/scratch.img"
+drives=()
+for d in ${BOOTCONF[disks]}; do
+	case $d in
+	scratch) rm -f "$DISKS/scratch.img"; truncate -s 1G "$DISKS/scratch.img" ;;
+	dos83) rm -f "$DISKS/dos83.img"; "$BUILD/tools/mkdosebr" -p 16 -l 2 -L 64 -n 79 "$DISKS/dos83.img" >/dev/null ;;
+	bench) [ -f "$DISKS/bench.img" ] || die "no $DISKS/bench.img: the bench boots run from scripts/bench.sh" ;;
+	*) die "boots/${BOOTCONF[name]}.conf: unknown disk '$d' (scratch, dos83, bench)" ;;
+	esac
+	drives+=(-drive "if=none,id=$d,file=$DISKS/$d.img,format=raw,cache=none,aio=threads"
+		-device "virtio-blk-pci,drive=$d,serial=$d")
+done
 
-# The results folder is emptied, except for bench.env (see scripts/bench.sh).
+# The results folder is emptied only if it is the project's own: marked by
+# an earlier boot, or a boot's folder under build/results/ or build/bench.
+# RESULTS_DIR=$HOME or build/linux empties nothing.
+RES=$(realpath -m "$RES")
 mkdir -p "$RES"
-find "$RES" -mindepth 1 -maxdepth 1 ! -name bench.env -exec rm -rf {} +
-# Settings the cases read (tests/robust), passed on when set.
-for v in STRESS_SECONDS FUZZ_SEED FUZZ_TABLES FUZZ_COMPARE RACE_CYCLES RACE_UDEV_CYCLES RACE_READERS RACE_SETTLE CASE_TIMEOUT LOOP_KO; do
-	[ -z "${!v:-}" ] || printf '%s=%q\n' "$v" "${!v}"
-done >"$RES/test.env"
+b=$(realpath -m "$BUILD")
+if [[ -e $RES/.partloop-results || $RES == "$b"/results/?* || $RES == "$b/bench" ]]; then
+	find "$RES" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
+elif [ -n "$(ls -A "$RES")" ]; then
+	die "$RES is not empty and not a results folder of this project: give RESULTS_DIR a new or empty folder"
+fi
+touch "$RES/.partloop-results"
+write_settings "$RES/settings"
 sel=all
-(($#)) && sel=$(IFS=,; echo "$*")
+[ -n "${BOOTCONF[tests]}" ] && sel=$(tr -s ' ' ',' <<<"${BOOTCONF[tests]}")
 cmdline="root=/dev/vda1 rw console=ttyS0 panic=-1 loglevel=4 log_buf_len=4M"
 cmdline+=" systemd.mask=serial-getty@ttyS0.service systemd.mask=getty@tty1.service"
 cmdline+=" systemd.mask=apt-daily.timer systemd.mask=apt-daily-upgrade.timer"
 cmdline+=" systemd.mask=e2scrub_all.timer systemd.mask=fstrim.timer"
 cmdline+=" systemd.mask=systemd-networkd.service systemd.mask=systemd-resolved.service"
-if [ -n "${BENCH_DISK:-}" ]; then
-	cmdline+=" partloop.bench=1 ${EXTRA_CMDLINE:-}"
+if [ "${BOOTCONF[run]}" = bench ]; then
+	cmdline+=" partloop.bench=1"
 else
-	cmdline+=" partloop.test=$sel ${EXTRA_CMDLINE:-}"
+	cmdline+=" partloop.test=$sel"
 fi
+cmdline+=" ${BOOTCONF[cmdline]} ${EXTRA_CMDLINE:-}"
 
 qemu=(qemu-system-x86_64 -machine "q35,accel=tcg" -cpu max -smp 2 -m 2G
 	-nographic -nodefaults -no-reboot -serial stdio
@@ -62,20 +79,9 @@ qemu=(qemu-system-x86_64 -machine "q35,accel=tcg" -cpu max -smp 2 -m 2G
 	-kernel "$KERNEL" -initrd "${IMAGE%.raw}.initrd" -append "$cmdline"
 	-drive "if=none,id=root,file=$IMAGE,format=raw,snapshot=on"
 	-device "virtio-blk-pci,drive=root"
-	-drive "if=none,id=scratch,file=$DISKS/scratch.img,format=raw,cache=none,aio=threads"
-	-device "virtio-blk-pci,drive=scratch,serial=scratch"
 	-virtfs "local,path=$ROOT,mount_tag=project,security_model=none,readonly=on"
 	-virtfs "local,path=$RES,mount_tag=results,security_model=none")
-# The 83-partition disk costs udev time at every boot; NO_DOS83=1 leaves it
-# out for boots whose tests do not use it.
-if [ -z "${NO_DOS83:-}" ]; then
-	qemu+=(-drive "if=none,id=dos83,file=$DISKS/dos83.img,format=raw,cache=none,aio=threads"
-		-device "virtio-blk-pci,drive=dos83,serial=dos83")
-fi
-if [ -n "${BENCH_DISK:-}" ]; then
-	qemu+=(-drive "if=none,id=bench,file=$BENCH_DISK,format=raw,cache=none,aio=threads"
-		-device "virtio-blk-pci,drive=bench,serial=bench")
-fi
+qemu+=("${drives[@]}")
 printf '%q ' "${qemu[@]}" > "$RES/qemu.cmd"; echo >> "$RES/qemu.cmd"
 
 log "booting ${KERNEL#"$ROOT"/} under TCG (timeout ${TIMEOUT}s, console: ${RES#"$ROOT"/}/console.log)"
@@ -129,14 +135,18 @@ if [ -n "$splats" ]; then
 fi
 
 summary=$(grep -aE '^[0-9]+ passed, [0-9]+ failed' "$RES/tests.tap" 2>/dev/null | tail -1 || true)
-read -r p f s <<<"$(sed -E 's/^([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?.*/\1 \2 \4/' <<<"${summary:-0 passed, 0 failed}")"
-s=${s:-0}
+p=0 f=0 s=0
+[ -z "$summary" ] || read -r p f s < <(read_summary "$RES/tests.tap")
 # A green boot ran what it was asked to, and something in it passed: a
 # guest that reported fewer cases than were selected, or a boot whose
 # every case skipped (a kernel or command line other than the cases
 # expect), proves nothing.
-if [ -z "${BENCH_DISK:-}" ] && [ -n "$summary" ]; then
-	want=$(expected_cases "$@")
+if [ ! -e "$RES/entry" ] && ((${#host_fail[@]} == 0)); then
+	host_fail+=("the guest did not run tests/boot-entry: its partloop-tests predates it; run 'make image' (or image-dkms)")
+fi
+if [ "${BOOTCONF[run]}" = tests ] && [ -n "$summary" ]; then
+	# shellcheck disable=SC2086
+	want=$(expected_cases ${BOOTCONF[tests]})
 	ran=$(grep -acE '^(ok|not ok) [0-9]+ ' "$RES/tests.tap" || true)
 	((ran == want)) || host_fail+=("the selection has $want case(s), the guest reported $ran")
 	((p + f > 0)) || host_fail+=("no case passed: $s of $ran skipped, the reasons are in ${RES#"$ROOT"/}/tests.tap")

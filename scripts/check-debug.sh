@@ -5,21 +5,15 @@
 # Every report of those checkers is a splat and fails the run.
 # Ends with "N passed, N failed, N skipped"; non-zero exit on any failure.
 #
-# env: TESTS (groups or cases, default all four groups), STRESS_SECONDS,
-#      RACE_CYCLES, RACE_UDEV_CYCLES,
-#      FUZZ_SEED, FUZZ_TABLES, FUZZ_COMPARE (see tests/robust), CASE_TIMEOUT,
-#      BOOT_TIMEOUT
+# The boot: boots/debug.conf (kfence.sample_interval=10, CASE_TIMEOUT 2400,
+# the cases' own lengths).
+# env: TESTS (groups or cases, default the boot's), any setting of
+#      tests/settings (RACE_CYCLES=2000, ...), BOOT_TIMEOUT
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-[ -f "$BUILD/bzImage-debug" ] || die "no debug kernel: run 'make kernel-debug'"
-# A case may take longer than the default 600 s under KASAN and TCG
-# (partitioned/018: 600 s).  robust/ runs with its own defaults unless
-# STRESS_SECONDS or FUZZ_* are set.
-export CASE_TIMEOUT=${CASE_TIMEOUT:-2400}
+one_off_unset
+[ -f "$BUILD/kernel-debug.release" ] || die "no debug kernel: run 'make kernel-debug'"
 log "debug kernel $(cat "$BUILD/kernel-debug.release")"
-# kfence.sample_interval=10: ten times the default sampling of allocations.
 # shellcheck disable=SC2086
-KERNEL=$BUILD/bzImage-debug RESULTS_DIR=$BUILD/results/debug BOOT_TIMEOUT=${BOOT_TIMEOUT:-7200} \
-	EXTRA_CMDLINE="kfence.sample_interval=10" \
-	"$ROOT/scripts/boot.sh" ${TESTS:-compat params partitioned robust}
+BOOT=debug "$ROOT/scripts/boot.sh" ${TESTS:-}

@@ -8,18 +8,18 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-DIR=$BUILD/image-dkms/debian~bookworm
-RES=$BUILD/results/dkms
-[ -f "$DIR/partloop.raw" ] || die "no DKMS guest image: run 'make image-dkms'"
+one_off_unset
+read_boot dkms
+IMG=$BUILD/${BOOTCONF[image]}
+DIR=$(dirname "$IMG")
+RES=$BUILD/${BOOTCONF[results]}
+[ -f "$IMG" ] || die "no DKMS guest image: run 'make image-dkms'"
 [ -f "$BUILD/partloop-dkms.deb" ] || die "no package: run 'make deb'"
 log "Debian kernel $(cat "$DIR/kernel.release"), package $(cat "$BUILD/deb/version")"
 
 rc=0
-# The DKMS build (gcc under TCG) and Debian's modular kernel make this boot
-# slower than the main one.
-KERNEL=$DIR/partloop.vmlinuz IMAGE=$DIR/partloop.raw RESULTS_DIR=$RES \
-	BOOT_TIMEOUT=${BOOT_TIMEOUT:-2400} "$ROOT/scripts/boot.sh" dkms compat partitioned dkms-remove || rc=1
-read -r p _ f _ s _ < <(tr -d ',' <"$RES/summary" 2>/dev/null || echo "0 passed 1 failed 0 skipped")
+BOOT=dkms "$ROOT/scripts/boot.sh" || rc=1
+read -r p f s < <(read_summary "$RES/summary")
 rec=$RES/cases/dkms.003-install-replaces-loop.stdout
 if [ -s "$rec" ]; then
 	log "what the DKMS boot loaded:"

@@ -2,7 +2,7 @@
 # Common helpers for the host-side build scripts.  Sourced, not executed.
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD=${BUILD:-$ROOT/build}
+BUILD=$ROOT/build		# fixed: mkosi.conf and the guest's paths name it
 SRC=$BUILD/linux		# pristine linux-source-6.1 + patches/series
 KBUILD=$BUILD/kbuild		# O= output folder of the guest kernel
 export ROOT BUILD SRC KBUILD
@@ -35,4 +35,76 @@ external_module() {
 	shift
 	make -s -C "$SRC" O="$KBUILD" M="$dir" CC="ccache gcc" LOCALVERSION= "$@" modules \
 		>"$dir/build.log" 2>&1 || { cat "$dir/build.log" >&2; return 1; }
+}
+
+# read_boot NAME: the boot declared in boots/NAME.conf ("key = value"
+# lines, # comments).  Lowercase keys describe the boot and go to the
+# associative array BOOTCONF (kernel, image: paths under $BUILD; cmdline;
+# disks: of scratch, dos83, bench; tests: groups or cases; run: tests or
+# bench; timeout: seconds; results: folder under $BUILD; bench_mib: sizes
+# of the bench disk's file system and measured partitions).  UPPERCASE keys
+# are guest settings and go to BOOT_SET; each must be one that
+# tests/settings declares.
+declare -A BOOTCONF=() BOOT_SET=()
+read_boot() {
+	local f=$ROOT/boots/$1.conf line key val
+	[ -f "$f" ] || die "no boot '$1'; boots/ declares: $(cd "$ROOT/boots" && printf '%s ' *.conf | sed 's/\.conf//g')"
+	BOOTCONF=([name]=$1 [kernel]="" [image]="" [cmdline]="" [disks]="" [tests]="" [run]=tests [timeout]=1800 [results]=results/$1 [bench_mib]="")
+	BOOT_SET=()
+	while IFS= read -r line || [ -n "$line" ]; do
+		line=${line%%#*}
+		[[ $line =~ ^[[:space:]]*$ ]] && continue
+		[[ $line =~ ^[[:space:]]*([A-Za-z_][A-Za-z0-9_]*)[[:space:]]*=[[:space:]]*(.*[^[:space:]])?[[:space:]]*$ ]] ||
+			die "boots/$1.conf: not a 'key = value' line: $line"
+		key=${BASH_REMATCH[1]} val=${BASH_REMATCH[2]:-}
+		case $key in
+		kernel | image | cmdline | disks | tests | run | timeout | results | bench_mib) BOOTCONF[$key]=$val ;;
+		[A-Z]*)
+			grep -qx "$key" < <(settings_names) ||
+				die "boots/$1.conf: $key is no setting tests/settings declares"
+			BOOT_SET[$key]=$val
+			;;
+		*) die "boots/$1.conf: unknown key '$key' (kernel image cmdline disks tests run timeout results, or a setting)" ;;
+		esac
+	done <"$f"
+	[[ ${BOOTCONF[run]} == tests || ${BOOTCONF[run]} == bench ]] || die "boots/$1.conf: run = tests or bench, not '${BOOTCONF[run]}'"
+	[[ ${BOOTCONF[timeout]} =~ ^[0-9]+$ ]] || die "boots/$1.conf: timeout '${BOOTCONF[timeout]}' is not a number of seconds"
+}
+
+# settings_names: the settings tests/settings declares, one per line.
+settings_names() { sed -n 's/^export \([A-Z][A-Z0-9_]*\)=.*/\1/p' "$ROOT/tests/settings"; }
+
+# write_settings FILE: the boot's settings for the guest, each NAME=VALUE
+# shell-quoted: a non-empty value from the host's environment wins over
+# the boot's, which wins over the default in tests/settings (not repeated
+# here).  Also PARTLOOP_BOOT, PARTLOOP_CMDLINE (the words the boot adds to
+# the kernel command line, which cases check against the kernel's) and
+# PARTLOOP_DISKS.
+write_settings() {
+	local n
+	{
+		echo "# boot ${BOOTCONF[name]} (boots/${BOOTCONF[name]}.conf), written by scripts/boot.sh"
+		printf 'PARTLOOP_BOOT=%q\nPARTLOOP_CMDLINE=%q\nPARTLOOP_DISKS=%q\n' \
+			"${BOOTCONF[name]}" "${BOOTCONF[cmdline]}" "${BOOTCONF[disks]}"
+		for n in $(settings_names); do
+			if [ -n "${!n:-}" ]; then
+				printf '%s=%q\t# from the environment\n' "$n" "${!n}"
+			elif [ -n "${BOOT_SET[$n]+set}" ]; then
+				printf '%s=%q\n' "$n" "${BOOT_SET[$n]}"
+			fi
+		done
+	} >"$1"
+}
+
+# one_off_unset: a script that runs boots of boots/ forgets the variables
+# meant for one hand-run boot, which would reach every boot of its list.
+one_off_unset() { unset KERNEL IMAGE RESULTS_DIR EXTRA_CMDLINE BENCH_DIR; }
+
+# read_summary FILE: "PASSED FAILED SKIPPED" from the last totals line
+# ("N passed, N failed[, N skipped]") in FILE; "0 1 0" if it has none.
+read_summary() {
+	local l
+	l=$(grep -aE '^[0-9]+ passed, [0-9]+ failed' "$1" 2>/dev/null | tail -n 1)
+	[ -n "$l" ] || { echo "0 1 0"; return; }
+	sed -E 's/^([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?.*/\1 \2 \4/; s/ $/ 0/' <<<"$l"
 }

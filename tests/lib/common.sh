@@ -4,6 +4,10 @@
 # Failures go to stderr and name what was expected and what was seen.
 set -euo pipefail
 
+# The settings (STRESS_SECONDS, RACE_CYCLES, ...): the boot's, or their
+# defaults.
+# shellcheck source=tests/settings
+. "$(dirname "${BASH_SOURCE[0]}")/../settings"
 SCRATCH=${SCRATCH:-/var/tmp/partloop-scratch}
 mkdir -p "$SCRATCH"
 
@@ -37,11 +41,15 @@ trap _run_cleanups EXIT
 settle() { udevadm settle --timeout=60; }
 
 # by_id NAME: the block device /dev/disk/by-id/NAME points at (the virtio
-# disks of scripts/boot.sh are virtio-SERIAL); fails unless it is one.
-# (readlink -f alone prints a path for a missing link too.)
+# disks of scripts/boot.sh are virtio-SERIAL).  Missing, it fails the case
+# in a boot of boots/ (which declares its disks) and skips it in a guest
+# booted by hand.  (readlink -f alone prints a path for a missing link too.)
 by_id() {
 	local l=/dev/disk/by-id/$1
-	[[ -L $l && -b $l ]] || fail "no block device /dev/disk/by-id/$1 (a disk with serial ${1#virtio-} missing from the boot?)"
+	if [[ ! -L $l || ! -b $l ]]; then
+		[[ -n ${PARTLOOP_BOOT:-} ]] || skip "no disk /dev/disk/by-id/$1 in this guest (scripts/boot.sh attaches it)"
+		fail "no block device /dev/disk/by-id/$1 (boots/$PARTLOOP_BOOT.conf has disks '${PARTLOOP_DISKS:-}')"
+	fi
 	readlink -f "$l"
 }
 
@@ -190,6 +198,5 @@ param() { cat "/sys/module/loop/parameters/$1"; }
 
 TOOLS=${TOOLS:-/mnt/project/build/tools}
 
-# The DKMS package under test (make deb on the host) and its state in dpkg.
-export DKMS_DEB=/mnt/project/build/partloop-dkms.deb
+# The state in dpkg of the DKMS package under test ($DKMS_DEB, tests/settings).
 pkg_status() { dpkg-query -W -f='${db:Status-Status}' partloop-dkms 2>/dev/null || echo not-installed; }

@@ -23,7 +23,7 @@ partrace_run() {
 		udev_stop
 	fi
 	rc=0
-	"$TOOLS/partrace" -n "$cycles" -r "${RACE_READERS:-3}" ${uevents:+"$uevents"} "$@" /dev/loop0 \
+	"$TOOLS/partrace" -n "$cycles" -r "$RACE_READERS" ${uevents:+"$uevents"} "$@" /dev/loop0 \
 		"$SCRATCH/race-a.img" "$SCRATCH/race-b.img" \
 		> >(tee "$out" | while IFS= read -r l; do [[ $l == '# '* ]] && progress "$label ($udev): ${l#\# }"; done) \
 		2> >(tee "$out.err" >&2) || rc=$?
@@ -40,9 +40,9 @@ partrace_run() {
 # backlog of probes of partitions that are long gone (on the debug
 # kernel, more than settle's minute); the wait shows on the TAP stream
 # and fails only if udevd stops answering its control socket or the
-# queue is not empty after RACE_SETTLE seconds (default 900).
+# queue is not empty after RACE_SETTLE seconds (tests/settings).
 settle_patiently() {
-	local waited=0 limit=${RACE_SETTLE:-900}
+	local waited=0 limit=$RACE_SETTLE
 	until udevadm settle --timeout=30; do
 		waited=$((waited + 30))
 		udevadm control --ping --timeout=30 ||

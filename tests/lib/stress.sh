@@ -2,7 +2,7 @@
 # The stress run shared by tests/robust/002 (compat) and 003 (partitioned):
 #   stress_run MODE    MODE is compat (the stock numbering, losetup -P) or
 #                      partitioned (max_part=16, scans by --rereadpt or -P)
-# Eight workers run at once for STRESS_SECONDS (default 120):
+# Eight workers run at once for STRESS_SECONDS (tests/settings):
 #   attach0, attach1  losetup -f with and without -P on four GPT images,
 #                     --rereadpt, read p1, losetup -d
 #   rescan            one device: --rereadpt, partx -d, partx -a, read every
@@ -31,8 +31,6 @@
 # any kernel splat, which the runner checks).
 # shellcheck source=common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-
-STRESS_SECONDS=${STRESS_SECONDS:-120}
 
 # Each worker counts its operations in $SDIR/WORKER.OP, one "ok" or
 # "err" line per run, and keeps what a failed run printed on stderr in
