@@ -1,17 +1,27 @@
 # Partitioned loop devices on linux-source-6.1: build, boot, test, bench.
 #
-#   make bench      build everything, boot the guest, run bench/run-fio.sh and
-#                   write the report (build/bench/report.md): the main job
-#   make check      build everything, boot the guest, run tests/ (the test command)
+#   make bench      build everything, boot boots/bench.conf (the guest runs
+#                   bench/run: fio, attach timing), write the report
+#                   (build/bench/report.md): the main job
+#   make check      build everything, then the boots main, builtin, stock and
+#                   bench-quick in turn: tests/ (the test command)
 #   make deb        the DKMS package; make check-dkms tests it on Debian's kernel
 #   make check-debug   the tests and tests/robust on a KASAN/KFENCE/lockdep kernel
 #   make check-series  checkpatch and bisectability of patches/
-#   make deps | tree | kernel | stock-module | image | boot   the stages one by one
+#   make deps | tree | kernel | stock-module | image | tools | boot   the stages one by one
 #                   (make boot BOOT=NAME TESTS=...: one boot of boots/)
 #   make clean      drop build/ (kernel tree, objects, image, results)
 #   make clean-cache  also drop ccache and mkosi's package cache
 #
 # Every stage prints its name and elapsed time; see README.md.
+#
+# The shape: a boot is data, one file in boots/ (kernel, image, command
+# line, disks, tests, timeout, settings); scripts/boot.sh boots any of
+# them and the check targets are lists of boots.  The guest's settings and
+# their defaults are stated once, in tests/settings; a boot writes them to
+# the guest in one file.  scripts/ runs on the host, tests/ and bench/ in
+# the guest (read from the 9p share, so editing them rebuilds no image;
+# editing mkosi.extra/ or mkosi.finalize does).
 
 SHELL := /bin/bash
 # Fixed: mkosi.conf and the guest's paths (/mnt/project/build) name it.
@@ -27,7 +37,7 @@ DEPS := linux-source-6.1 qemu-system-x86 ovmf mkosi debootstrap systemd-containe
 	dwarves rsync zstd xz-utils util-linux fdisk e2fsprogs shellcheck git \
 	python3 gnuplot-nox
 
-.PHONY: all deps tree kernel kernel-builtin kernel-debug check-debug stock-module image image-dkms boot bench check \
+.PHONY: all deps tree tools kernel kernel-builtin kernel-debug check-debug stock-module image image-dkms boot bench check \
 	check-series deb check-dkms clean clean-cache shellcheck
 
 all: bench
@@ -40,6 +50,10 @@ tree: deps
 
 kernel: tree
 	@scripts/kernel.sh
+
+# The C helpers the guest runs (tools/), built on the host.
+tools: deps
+	@scripts/tools.sh
 
 # The second guest kernel, with loop built in (tests/builtin).
 kernel-builtin: tree
@@ -58,21 +72,21 @@ stock-module: kernel
 
 # fio: raw partition against loop partitions, patched against stock.
 # BENCH_QUICK=1 and BENCH_* settings: see scripts/bench.sh.
-bench: shellcheck image stock-module
+bench: shellcheck image stock-module tools
 	@scripts/bench.sh
 
 # One boot of boots/ (BOOT, default main) on the current build, running
 # TESTS (groups or group/case) instead of the boot's own selection if set.
-boot: image
+boot: image tools
 	@BOOT="$(BOOT)" scripts/boot.sh $(TESTS)
 
-# Both test boots (see scripts/check.sh); TESTS=... runs only those in the
-# first boot.
-check: shellcheck image kernel-builtin stock-module
+# The test boots main, builtin, stock and bench-quick (scripts/check.sh);
+# TESTS=... runs only those, in the main boot.
+check: shellcheck image kernel-builtin stock-module tools
 	@TESTS="$(TESTS)" scripts/check.sh
 
 # Everything in tests/, robust/ included, on the debug kernel.
-check-debug: shellcheck image kernel-debug
+check-debug: shellcheck image kernel-debug tools
 	@TESTS="$(TESTS)" scripts/check-debug.sh
 
 # The DKMS package of the patched driver: build/partloop-dkms_VERSION_all.deb.
@@ -84,7 +98,7 @@ image-dkms: deps
 	@scripts/image.sh dkms
 
 # Install the package in that guest and run the tests against its loop.ko.
-check-dkms: shellcheck deb image-dkms
+check-dkms: shellcheck deb image-dkms tools
 	@scripts/check-dkms.sh
 
 # checkpatch --strict on every patch, every prefix of the series builds.
@@ -94,7 +108,7 @@ check-series: kernel
 shellcheck: deps
 	@shellcheck -x scripts/*.sh mkosi.finalize mkosi.extra/usr/local/sbin/* \
 		tests/run tests/new tests/boot-entry tests/settings tests/*/rc tests/lib/*.sh tests/*/[0-9][0-9][0-9]-* .ci/run tools/*.sh \
-		bench/*.sh image-dkms/mkosi.finalize
+		bench/run bench/*.sh image-dkms/mkosi.finalize
 	@shellcheck -s sh image-dkms/mkosi.postinst dkms/debian/preinst dkms/debian/postinst dkms/debian/prerm
 	@echo "shellcheck: clean"
 

@@ -1,6 +1,9 @@
 # shellcheck shell=bash
 # Helpers of the guest-side benchmark scripts (bench/run-*.sh).  Sourced.
 
+# shellcheck source=tests/lib/shared.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/shared.sh"
+
 START=${START:-$(date +%s)}
 export START
 
@@ -20,28 +23,25 @@ detach_all() {
 }
 
 # use_module patched [PARAM...] | stock: (re)load the loop driver unless it
-# is already loaded that way.
+# is already loaded that way (loop_reload in tests/lib/shared.sh).
 use_module() {
-	local want="$1:${*:2}" tries=5
+	local want="$1:${*:2}" err
 	[ "$want" = "$MODULE" ] && return 0
 	[ -d /sys/module/loop ] && detach_all
-	while [ -d /sys/module/loop ] && ((tries--)); do
-		rmmod loop 2>/dev/null || sleep 1
-	done
-	[ ! -d /sys/module/loop ] || die "cannot unload loop (still in use?)"
 	if [ "$1" = stock ]; then
-		insmod "$STOCK_KO" || die "insmod $STOCK_KO failed"
+		err=$(loop_reload "$STOCK_KO" 2>&1) || die "$err"
 	else
-		modprobe loop "${@:2}" || die "modprobe loop ${*:2} failed"
+		err=$(loop_reload - "${@:2}" 2>&1) || die "$err"
 	fi
-	settle
+	[ -z "$err" ] || echo "$err" >&2
 	MODULE=$want
 }
 
-# attach FILE [LOSETUP-OPTION...]: prints the new loop device.
+# attach [LOSETUP-OPTION...] FILE: prints the new loop device (as attach in
+# tests/lib/common.sh).
 attach() {
 	local dev
-	dev=$(losetup -f --show "${@:2}" "$1") || die "losetup -f ${*:2} $1 failed"
+	dev=$(losetup -f --show "$@") || die "losetup -f $* failed"
 	settle
 	echo "$dev"
 }

@@ -2,7 +2,7 @@
 # bench/run-attach.sh: how long attaching and scanning a loop device takes
 # with 127 and 255 partitions, and how many attach/detach cycles a second
 # the driver does: patched partitioned mode against the stock driver.
-# Inside the guest, called by bench/run-fio.sh.
+# Inside the guest, run by bench/run after bench/run-fio.sh.
 #
 # usage: run-attach.sh OUTDIR
 # settings (tests/settings): BENCH_REPS, BENCH_CYCLE_SECONDS
@@ -32,17 +32,6 @@ CSV=$OUT/attach.csv
 now() { date +%s.%N; }
 sub() { echo "$1 $2" | awk '{ printf "%.3f", $1 - $2 }'; }
 
-# gpt IMG N: N partitions of 64 sectors.
-gpt() {
-	truncate -s $(((2048 + $2 * 64 + 2048) * 512)) "$1"
-	{
-		echo "label: gpt"
-		(($2 > 128)) && echo "table-length: $2"
-		echo "first-lba: 2048"
-		for p in $(seq "$2"); do echo "start=$((2048 + (p - 1) * 64)), size=64, type=linux"; done
-	} | sfdisk -q --no-reread --no-tell-kernel "$1" >/dev/null || die "sfdisk could not write $2 partitions to $1"
-}
-
 # load VARIANT PARTS
 load() {
 	if [ "$1" = stock ]; then
@@ -64,10 +53,9 @@ connect() {
 	echo "$dev"
 }
 
-for parts in 127 255; do
-	gpt "$TMP/gpt$parts.img" "$parts"
+for parts in 127 255 7; do
+	gpt_image "$TMP/gpt$parts.img" "$parts" || die "cannot make $TMP/gpt$parts.img"
 done
-gpt "$TMP/gpt7.img" 7
 
 for rep in $(seq "$REPS"); do
 	for parts in 127 255; do

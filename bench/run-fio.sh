@@ -1,7 +1,7 @@
 #!/bin/bash
 # bench/run-fio.sh: fio over one disk region, raw and through loop devices,
-# inside the guest that scripts/bench.sh boots.  Writes fio's JSON and the
-# setup it measured under OUTDIR for bench/report.py.
+# inside the guest that scripts/bench.sh boots (run by bench/run).  Writes fio's JSON and the
+# setup it measured under OUTDIR for scripts/bench-report.py.
 #
 # usage: run-fio.sh OUTDIR
 # settings (tests/settings; boots/bench.conf and bench-quick.conf set
@@ -25,7 +25,7 @@
 # both engines, so that drift of a noisy machine hits all variants alike.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-OUT=${1:?usage: run-fio.sh OUTDIR}
+OUT=$(realpath -m "${1:?usage: run-fio.sh OUTDIR}")	# absolute: fio runs in bench/jobs
 # shellcheck source=tests/settings
 . "$HERE/../tests/settings"
 QUICK=$BENCH_QUICK
@@ -58,13 +58,13 @@ setup() {
 		local back=$DISK dio=on
 		[ "$1" = file-dio ] && back=$FS/disk.img
 		[ "$1" = part-buf ] && dio=off
-		dev=$(attach "$back" --direct-io=$dio)
+		dev=$(attach --direct-io=$dio "$back")
 		blockdev --rereadpt "$dev" || die "blockdev --rereadpt $dev failed"
 		;;
 	compat-dio | stock-dio)
 		if [ "$1" = stock-dio ]; then use_module stock; else use_module patched; fi
 		detach_all
-		dev=$(attach "$DISK" --direct-io=on -P)
+		dev=$(attach --direct-io=on -P "$DISK")
 		;;
 	esac
 	settle
@@ -150,8 +150,9 @@ for rep in $(seq "$REPS"); do
 				echo 3 >/proc/sys/vm/drop_caches
 				t0=$(date +%s)
 				json=$OUT/fio/$v.$job.$eng.$rep.json
-				DEV=$dev ENGINE=$eng RUNTIME=$RUNTIME RAMP=$RAMP \
-					fio --output-format=json --output="$json" "$HERE/jobs/$job.fio" \
+				# From bench/jobs, where fio finds global.inc.
+				(cd "$HERE/jobs" && DEV=$dev ENGINE=$eng RUNTIME=$RUNTIME RAMP=$RAMP \
+					fio --output-format=json --output="$json" "$job.fio") \
 					|| die "fio $job ($eng) on $dev ($v) failed: $(tail -n 5 "$json" 2>/dev/null)"
 				say "fio $n/$total: rep $rep $job $eng on $v ($dev) $(($(date +%s) - t0))s"
 			done
@@ -159,8 +160,4 @@ for rep in $(seq "$REPS"); do
 	done
 done
 detach_all
-
-# --- attach and scan timing --------------------------------------------------
-
-"$HERE/run-attach.sh" "$OUT"
-say "done in $(($(date +%s) - START))s"
+say "fio done"

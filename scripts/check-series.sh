@@ -15,7 +15,7 @@ stage check-series
 [ -f "$KBUILD/.config" ] || die "no guest kernel configuration: run 'make kernel' first"
 WT=$BUILD/bisect
 OUT=$BUILD/kbuild-bisect
-mapfile -t patches < <(awk '!/^[[:space:]]*(#|$)/ { print $1 }' "$ROOT/patches/series")
+mapfile -t patches < <(series_patches)
 n=${#patches[@]}
 bad=0
 # The C files the series changes; loop.c is built as the module, the others
@@ -64,9 +64,8 @@ git -C "$SRC" worktree prune
 git -C "$SRC" worktree add -q --detach "$WT" pristine
 mkdir -p "$OUT"
 cp "$KBUILD/.config" "$OUT/.config"
-kmake() { make -C "$WT" O="$OUT" CC="ccache gcc" HOSTCC="ccache gcc" -j"$(nproc)" "$@"; }
 log "preparing the bisect build folder (log: build/bisect.log)"
-kmake olddefconfig modules_prepare > "$BUILD/bisect.log" 2>&1 || die "modules_prepare failed, see $BUILD/bisect.log"
+kmake "$WT" "$OUT" olddefconfig modules_prepare > "$BUILD/bisect.log" 2>&1 || die "modules_prepare failed, see $BUILD/bisect.log"
 
 for i in $(seq 0 "$n"); do
 	if ((i > 0)); then
@@ -75,7 +74,7 @@ for i in $(seq 0 "$n"); do
 	fi
 	name=$([ "$i" = 0 ] && echo "pristine" || echo "${patches[i - 1]}")
 	for f in "${cfiles[@]}"; do touch "$WT/$f"; done
-	if ! kmake W=1 "${targets[@]}" > "$BUILD/bisect.log" 2>&1; then
+	if ! kmake "$WT" "$OUT" W=1 "${targets[@]}" > "$BUILD/bisect.log" 2>&1; then
 		tail -20 "$BUILD/bisect.log" >&2
 		log "  prefix $i/$n ($name): BUILD FAILED"
 		bad=$((bad + 1))

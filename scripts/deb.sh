@@ -16,13 +16,13 @@ stage deb
 command -v dpkg-deb >/dev/null || die "dpkg-deb missing (package dpkg)"
 
 kver=$(make -s -C "$SRC" kernelversion)
-npatch=$(grep -cvE '^(#|$)' "$ROOT/patches/series")
+npatch=$(series_patches | wc -l)
 shash=$(cut -c1-8 "$SRC/.series-applied")
 VERSION="$kver+partloop$npatch.$shash"
 NAME=partloop
 PKG=$BUILD/deb/root
 DEB=$BUILD/partloop-dkms_${VERSION}_all.deb
-RULE=$ROOT/mkosi.extra/etc/udev/rules.d/61-loop-partitioned-nowatch.rules
+RULE=$ROOT/dkms/61-loop-partitioned-nowatch.rules	# also in the test image (mkosi.finalize)
 
 rm -rf "$BUILD/deb"
 usrc=$PKG/usr/src/$NAME-$VERSION

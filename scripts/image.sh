@@ -37,8 +37,13 @@ want=$( {
 	echo "$conf_sum"
 	cat "$CONF_DIR/mkosi.finalize"
 	[ ! -f "$CONF_DIR/mkosi.postinst" ] || cat "$CONF_DIR/mkosi.postinst"
-	(cd "$ROOT/mkosi.extra" && find . -printf '%p %l %m\n' | sort && find . -type f -print0 | sort -z | xargs -0 cat)
-	if [ "$VARIANT" != dkms ]; then
+	if [ "$VARIANT" = dkms ]; then
+		# The two files of mkosi.extra/ that its mkosi.finalize copies.
+		(cd "$ROOT/mkosi.extra" && stat -c '%n %a' etc/systemd/system/partloop-tests.service usr/local/sbin/partloop-tests \
+			&& cat etc/systemd/system/partloop-tests.service usr/local/sbin/partloop-tests)
+	else
+		(cd "$ROOT/mkosi.extra" && find . -printf '%p %l %m\n' | sort && find . -type f -print0 | sort -z | xargs -0 cat)
+		cat "$ROOT/dkms/61-loop-partitioned-nowatch.rules"
 		cat "$BUILD/kernel.release" "$BUILD/bzImage"
 		(cd "$BUILD/modroot" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
 	fi

@@ -29,9 +29,6 @@ export KBUILD_BUILD_USER=partloop KBUILD_BUILD_HOST=partloop
 [ -f "$SRC/.series-applied" ] || die "$SRC is not a complete tree: run 'make tree'"
 command -v ccache >/dev/null || die "ccache missing: run 'make deps'"
 
-# LOCALVERSION= (set, empty) keeps setlocalversion from appending "+" for
-# the git repository that holds the pristine tree.
-kmake() { make -C "$SRC" O="$KBUILD" CC="ccache gcc" HOSTCC="ccache gcc" LOCALVERSION= -j"$JOBS" "$@"; }
 mkdir -p "$KBUILD"
 
 generate_config() {
@@ -89,7 +86,7 @@ LOG=$BUILD/kernel$SUFFIX.log
 targets=(bzImage)
 [ "$VARIANT" = builtin ] || targets+=(modules)
 log "make ${targets[*]} (-j$JOBS, log: ${LOG#"$ROOT"/})"
-if ! kmake "${targets[@]}" >"$LOG" 2>&1; then
+if ! kmake "$SRC" "$KBUILD" "${targets[@]}" >"$LOG" 2>&1; then
 	grep -E -B2 -A5 'error:|Error [0-9]' "$LOG" | tail -40 >&2
 	die "kernel build failed, see $LOG"
 fi
@@ -104,7 +101,7 @@ fi
 # debug kernel's are read by the guest from the 9p share instead).
 MODROOT=$BUILD/modroot$SUFFIX
 rm -rf "$MODROOT"
-kmake -s INSTALL_MOD_PATH="$MODROOT" INSTALL_MOD_STRIP=1 modules_install >>"$LOG" 2>&1 \
+kmake "$SRC" "$KBUILD" -s INSTALL_MOD_PATH="$MODROOT" INSTALL_MOD_STRIP=1 modules_install >>"$LOG" 2>&1 \
 	|| die "modules_install failed, see $LOG"
 krel=$(cat "$KBUILD/include/config/kernel.release")
 rm -f "$MODROOT/lib/modules/$krel/build" "$MODROOT/lib/modules/$krel/source"

@@ -27,13 +27,28 @@ stage_end() {
 	log "<== stage $STAGE_NAME $result in $(($(date +%s) - STAGE_START))s"
 }
 
+# kmake TREE OUT [MAKE-ARG...]: make in the kernel tree TREE with objects
+# in OUT, through ccache, -j$JOBS (default: every core).  LOCALVERSION=
+# (set, empty) keeps setlocalversion from appending "+" for the git
+# repository that holds the pristine tree.
+kmake() {
+	local tree=$1 out=$2
+	shift 2
+	make -C "$tree" O="$out" CC="ccache gcc" HOSTCC="ccache gcc" LOCALVERSION= -j"${JOBS:-$(nproc)}" "$@"
+}
+
+# series_patches: the patches patches/series names, in order, one per line
+# (quilt's format: "#" comments and blank lines skipped, options after the
+# name ignored).
+series_patches() { awk '!/^[[:space:]]*(#|$)/ { print $1 }' "$ROOT/patches/series"; }
+
 # external_module DIR [MAKE-ARG...]: build the loop.c in DIR (with its
 # Kbuild) as an out-of-tree module against the guest kernel in $KBUILD; the
 # output goes to DIR/build.log, and on failure to stderr too.
 external_module() {
 	local dir=$1
 	shift
-	make -s -C "$SRC" O="$KBUILD" M="$dir" CC="ccache gcc" LOCALVERSION= "$@" modules \
+	kmake "$SRC" "$KBUILD" -s M="$dir" "$@" modules \
 		>"$dir/build.log" 2>&1 || { cat "$dir/build.log" >&2; return 1; }
 }
 

@@ -26,7 +26,6 @@ if [ ! -e "$SRC/.git/refs/tags/pristine" ]; then
 fi
 
 # The stamp is the content of the series and of every patch it names.
-series_patches() { awk '!/^[[:space:]]*(#|$)/ { print $1 }' "$ROOT/patches/series"; }
 want=$(cd "$ROOT/patches" && { cat series; series_patches | xargs -r cat; } | sha256sum | cut -d' ' -f1)
 have=$(cat "$SRC/.series-applied" 2>/dev/null || true)
 if [ "$want" = "$have" ]; then

@@ -71,26 +71,19 @@ udev_start() { systemctl start "${_udev_units[@]}"; }
 # measure the real stock driver.
 # shellcheck disable=SC2120
 loop_module() {
+	local err
 	[[ -e /sys/module/loop/initstate || ! -e /sys/module/loop ]] \
 		|| skip "loop is built into this kernel; this case reloads the module"
-	losetup -D 2>/dev/null || true
-	settle
-
-	for _ in $(seq 50); do
-		[[ -d /sys/module/loop ]] || break
-		modprobe -r loop 2>/dev/null && break
-		sleep 0.2
-	done
-	[[ ! -d /sys/module/loop ]] || fail "cannot unload the loop module: $(lsmod | grep -w ^loop)"
 	if [[ -n ${LOOP_KO:-} ]] && (($# == 0)); then
-		insmod "$LOOP_KO" || fail "insmod $LOOP_KO failed"
+		err=$(loop_reload "$LOOP_KO" 2>&1) || fail "$err"
+		[[ -z $err ]] || echo "$err" >&2
 		# The stock driver has no "major" parameter; the patched one has.
 		[[ ! -e /sys/module/loop/parameters/major ]] ||
 			fail "insmod $LOOP_KO loaded a driver with a 'major' parameter: not the stock one"
 	else
-		modprobe loop "$@" || fail "modprobe loop $* failed"
+		err=$(loop_reload - "$@" 2>&1) || fail "$err"
+		[[ -z $err ]] || echo "$err" >&2
 	fi
-	settle
 }
 
 # dev_of NAME: "major:minor" as sysfs shows it for block device NAME.
@@ -143,6 +136,8 @@ node_table() {
 # too gives the whole log, so a check sees too much, never too little.
 # shellcheck source=splat.sh
 . "$(dirname "${BASH_SOURCE[0]}")/splat.sh"
+# shellcheck source=shared.sh
+. "$(dirname "${BASH_SOURCE[0]}")/shared.sh"
 kmsg_mark() { _kmsg_mark=$(dmesg | tail -n 1); }
 kmsg_since() { dmesg | log_after "${_kmsg_mark:-}" | sed 's/^\[[^]]*\] *//'; }
 
@@ -163,22 +158,14 @@ attach() {
 	echo "$dev"
 }
 
-# make_gpt IMG N [SECTORS]: a GPT image with N partitions of SECTORS
-# (default 64) sectors each, back to back from sector 2048.  Partition p
-# starts at 2048 + (p - 1) * SECTORS.
+# make_gpt IMG N [SECTORS]: gpt_image (shared.sh) for a case: N partitions
+# of SECTORS (default 64) sectors each, partition p at 2048 + (p - 1) *
+# SECTORS; the case fails if it cannot be made, and IMG goes at its end.
 make_gpt() {
-	local img=$1 n=$2 sz=${3:-64} p
-	rm -f "$img"
-	truncate -s $(((2048 + n * sz + 2048) * 512)) "$img"
-	{
-		echo "label: gpt"
-		((n > 128)) && echo "table-length: $n"
-		echo "first-lba: 2048"
-		for p in $(seq "$n"); do
-			echo "start=$((2048 + (p - 1) * sz)), size=$sz, type=linux"
-		done
-	} | sfdisk -q --no-reread --no-tell-kernel "$img" >/dev/null || fail "sfdisk could not write a GPT with $n partitions to $img"
-	on_exit "rm -f $img"
+	local err
+	on_exit "rm -f $1"
+	err=$(gpt_image "$@" 2>&1) || fail "$err"
+	[[ -z $err ]] || echo "$err" >&2
 }
 
 # count_parts NAME: partitions of NAME in /sys/block, /dev and /proc/partitions.

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
-"""Turn the raw results of bench/run-fio.sh into a Markdown report with PNG
-charts (gnuplot).
+"""Turn the raw results of the benchmark's guest side (bench/run: run-fio.sh,
+run-attach.sh) into a Markdown report with PNG charts (gnuplot).  Runs on
+the host, called by scripts/bench.sh.
 
-usage: report.py DIR
+usage: bench-report.py DIR
 
 DIR is what scripts/bench.sh left: DIR/bench/{meta.txt,devices.txt,
 attach.csv,fio/*.json} from the guest and DIR/host.txt from the host.
@@ -126,106 +127,133 @@ def check_devices(devices, variants):
     return problems
 
 
-def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    top = sys.argv[1]
-    raw_dir = os.path.join(top, "bench")
-    problems = []
-    try:
-        meta = read_kv(os.path.join(raw_dir, "meta.txt"))
-    except OSError as e:
-        sys.exit(f"report.py: {e}: the guest did not get as far as its setup")
-    host = read_kv(os.path.join(top, "host.txt")) if os.path.exists(os.path.join(top, "host.txt")) else {}
-    jobs = meta["jobs"].split()
-    engines = meta["engines"].split()
-    variants = meta["variants"].split()
-    reps = int(meta["reps"])
-    quick = meta.get("quick", "0") not in ("", "0")
+class Results:
+    """Everything the guest and the host left in DIR, as read by load()."""
 
-    # results[(variant, job, engine)] = [value per rep]
-    results, unit, lat = {}, {}, {}
-    for v in variants:
-        for j in jobs:
-            for e in engines:
-                vals = []
-                for r in range(1, reps + 1):
-                    try:
-                        val, u, p50, p99 = fio_result(os.path.join(raw_dir, "fio", f"{v}.{j}.{e}.{r}.json"))
-                    except Missing as m:
-                        problems.append(str(m))
-                        continue
-                    vals.append(val)
-                    unit[j] = u
-                    lat.setdefault((v, j, e), []).append((p50, p99))
-                results[(v, j, e)] = vals
+    def __init__(self, top):
+        self.top = top
+        self.raw_dir = os.path.join(top, "bench")
+        self.problems = []          # files missing or malformed, found while loading
+        self.meta, self.host = {}, {}
+        self.jobs, self.engines, self.variants = [], [], []
+        self.reps, self.quick = 0, False
+        self.results = {}           # (variant, job, engine) -> [value per repetition]
+        self.unit = {}              # job -> "IOPS" or "MiB/s"
+        self.lat = {}               # (variant, job, engine) -> [(p50, p99) per repetition]
+        self.devices = {}           # variant -> its devices.txt description
+        self.scans = {}             # (variant, partitions) -> [(to scan, to nodes)]
+        self.cycles = {}            # (variant, partitions) -> attach/detach cycles per second
 
-    def ratios(a, b, j, e):
-        va, vb = results.get((a, j, e), []), results.get((b, j, e), [])
-        if len(va) != reps or len(vb) != reps:
+    @property
+    def rows(self):
+        return [(j, e) for j in self.jobs for e in self.engines]
+
+    def ratios(self, a, b, j, e):
+        """Per-repetition ratios of variant a to variant b, [] if either lacks one."""
+        va, vb = self.results.get((a, j, e), []), self.results.get((b, j, e), [])
+        if len(va) != self.reps or len(vb) != self.reps:
             return []
         return [x / y for x, y in zip(va, vb) if y > 0]
 
-    devices = {}
-    with open(os.path.join(raw_dir, "devices.txt")) as f:
-        for line in f:
-            w = line.split()
-            if w:
-                devices[w[0]] = line.split(None, 1)[1].strip()
-    for v in variants:
+
+def load(top):
+    """Read DIR/bench (meta.txt, fio/*.json, devices.txt, attach.csv) and
+    DIR/host.txt.  Exits if meta.txt is missing: without it nothing else
+    can be read."""
+    res = Results(top)
+    try:
+        res.meta = read_kv(os.path.join(res.raw_dir, "meta.txt"))
+    except OSError as e:
+        sys.exit(f"bench-report.py: {e}: the guest did not get as far as its setup")
+    host_txt = os.path.join(top, "host.txt")
+    res.host = read_kv(host_txt) if os.path.exists(host_txt) else {}
+    meta = res.meta
+    res.jobs = meta["jobs"].split()
+    res.engines = meta["engines"].split()
+    res.variants = meta["variants"].split()
+    res.reps = int(meta["reps"])
+    res.quick = meta.get("quick", "0") not in ("", "0")
+
+    for v in res.variants:
+        for j in res.jobs:
+            for e in res.engines:
+                vals = []
+                for r in range(1, res.reps + 1):
+                    try:
+                        val, u, p50, p99 = fio_result(os.path.join(res.raw_dir, "fio", f"{v}.{j}.{e}.{r}.json"))
+                    except Missing as m:
+                        res.problems.append(str(m))
+                        continue
+                    vals.append(val)
+                    res.unit[j] = u
+                    res.lat.setdefault((v, j, e), []).append((p50, p99))
+                res.results[(v, j, e)] = vals
+
+    try:
+        with open(os.path.join(res.raw_dir, "devices.txt")) as f:
+            for line in f:
+                w = line.split()
+                if w:
+                    res.devices[w[0]] = line.split(None, 1)[1].strip()
+    except OSError as e:
+        res.problems.append(f"devices.txt: {e}")
+
+    try:
+        with open(os.path.join(res.raw_dir, "attach.csv")) as f:
+            for line in f:
+                w = line.strip().split(",")
+                if w[0] == "scan":
+                    res.scans.setdefault((w[1], int(w[2])), []).append((float(w[4]), float(w[5])))
+                elif w[0] == "cycles":
+                    res.cycles[(w[1], int(w[2]))] = int(w[3]) / float(w[4])
+    except OSError as e:
+        res.problems.append(f"attach.csv: {e}")
+    return res
+
+
+def check(res):
+    """What keeps the report from being written: the problems load() met,
+    devices that are not what their variant's name says, timings missing."""
+    problems = list(res.problems)
+    devices = res.devices
+    for v in res.variants:
         if v not in devices:
             problems.append(f"devices.txt: no device recorded for {v}")
     for v, want in (("part-dio", "240:"), ("file-dio", "240:")):
         if v in devices and f" {want}" not in f" {devices[v]}":
             problems.append(f"devices.txt: {v} is not on major 240: {devices[v]}")
-    problems += check_devices(devices, variants)
-
-    scans, cycles = {}, {}
-    try:
-        with open(os.path.join(raw_dir, "attach.csv")) as f:
-            for line in f:
-                w = line.strip().split(",")
-                if w[0] == "scan":
-                    scans.setdefault((w[1], int(w[2])), []).append((float(w[4]), float(w[5])))
-                elif w[0] == "cycles":
-                    cycles[(w[1], int(w[2]))] = int(w[3]) / float(w[4])
-    except OSError as e:
-        problems.append(f"attach.csv: {e}")
+    problems += check_devices(devices, res.variants)
     for v in ("part", "part-P", "stock"):
         for n in (127, 255):
-            if len(scans.get((v, n), [])) == 0:
+            if len(res.scans.get((v, n), [])) == 0:
                 problems.append(f"attach.csv: no scan timing for {v} with {n} partitions")
         for n in (0, 7):
-            if (v, n) not in cycles:
+            if (v, n) not in res.cycles:
                 problems.append(f"attach.csv: no attach/detach cycles for {v} with {n} partitions")
+    return problems
 
-    if problems:
-        print("report.py: incomplete results:", file=sys.stderr)
-        for p in problems[:20]:
-            print("  " + p, file=sys.stderr)
-        sys.exit(1)
 
-    # ---- charts ----------------------------------------------------------
-    rows = [(j, e) for j in jobs for e in engines]
-
-    def chart(name, title, series):
-        dat = os.path.join(top, name + ".dat")
-        with open(dat, "w") as f:
-            f.write("# workload " + " ".join(f"{s}_med {s}_min {s}_max" for s, _, _ in series) + "\n")
-            for j, e in rows:
-                cols = []
-                for _, a, b in series:
-                    rr = ratios(a, b, j, e)
-                    cols += [statistics.median(rr), min(rr), max(rr)]
-                f.write(f'"{j}\\n{e}" ' + " ".join(f"{c:.4f}" for c in cols) + "\n")
-        plots = []
-        for i, (label, _, _) in enumerate(series):
-            c = 2 + 3 * i
-            using = f"{c}:{c + 1}:{c + 2}" + (":xtic(1)" if i == 0 else "")
-            plots.append(f"'{dat}' using {using} title '{label}'")
-        gp = os.path.join(top, name + ".gp")
-        with open(gp, "w") as f:
-            f.write(f"""set terminal pngcairo size {max(900, 150 * len(rows))},520 font ',10'
+def chart(res, name, title, series):
+    """DIR/NAME.png: one bar group per workload and engine, one bar per
+    (label, a, b) of series: the median ratio a / b, error bars min-max."""
+    top, rows = res.top, res.rows
+    dat = os.path.join(top, name + ".dat")
+    with open(dat, "w") as f:
+        f.write("# workload " + " ".join(f"{s}_med {s}_min {s}_max" for s, _, _ in series) + "\n")
+        for j, e in rows:
+            cols = []
+            for _, a, b in series:
+                rr = res.ratios(a, b, j, e)
+                cols += [statistics.median(rr), min(rr), max(rr)]
+            f.write(f'"{j}\\n{e}" ' + " ".join(f"{c:.4f}" for c in cols) + "\n")
+    plots = []
+    for i, (label, _, _) in enumerate(series):
+        c = 2 + 3 * i
+        using = f"{c}:{c + 1}:{c + 2}" + (":xtic(1)" if i == 0 else "")
+        plots.append(f"'{dat}' using {using} title '{label}'")
+    gp = os.path.join(top, name + ".gp")
+    with open(gp, "w") as f:
+        f.write(f"""set terminal pngcairo size {max(900, 150 * len(rows))},520 font ',10'
 set output '{os.path.join(top, name + '.png')}'
 set termoption noenhanced
 set title '{title}'
@@ -241,15 +269,23 @@ set bmargin 4
 set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 1
 plot {', '.join(plots)}
 """)
-        subprocess.run(["gnuplot", gp], check=True)
+    subprocess.run(["gnuplot", gp], check=True)
 
-    chart("loop-vs-raw", "Loop partition / raw disk partition (same region, fio direct=1)",
+
+def charts(res):
+    chart(res, "loop-vs-raw", "Loop partition / raw disk partition (same region, fio direct=1)",
           [(v, v, "raw") for v in LOOP_VARIANTS])
-    chart("patched-vs-stock", "Patched driver / stock 6.1 driver (loop partition, --direct-io=on)",
+    chart(res, "patched-vs-stock", "Patched driver / stock 6.1 driver (loop partition, --direct-io=on)",
           [("partitioned / stock", "part-dio", "stock-dio"),
            ("compat / stock", "compat-dio", "stock-dio")])
 
-    # ---- report ------------------------------------------------------------
+
+def render(res):
+    """The report, as Markdown text."""
+    meta, host, devices, rows = res.meta, res.host, res.devices, res.rows
+    jobs, engines, variants, reps, quick = res.jobs, res.engines, res.variants, res.reps, res.quick
+    ratios, scans, cycles = res.ratios, res.scans, res.cycles
+    results, unit, lat = res.results, res.unit, res.lat
     L = []
     L.append("# Partitioned loop devices: fio against the raw disk\n")
     if quick:
@@ -336,11 +372,25 @@ plot {', '.join(plots)}
     table(L, ["workload", "engine"] + variants, body)
     L.append("Raw results: `bench/fio/VARIANT.JOB.ENGINE.REP.json`, `bench/attach.csv`, "
              "`bench/meta.txt`, `bench/devices.txt`.\n")
+    return "\n".join(L)
 
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    top = sys.argv[1]
+    res = load(top)
+    problems = check(res)
+    if problems:
+        print("bench-report.py: incomplete results:", file=sys.stderr)
+        for p in problems[:20]:
+            print("  " + p, file=sys.stderr)
+        sys.exit(1)
+    charts(res)
     with open(os.path.join(top, "report.md"), "w") as f:
-        f.write("\n".join(L))
-    print(f"report.py: {len(variants)} variants x {len(jobs)} jobs x {len(engines)} engines x "
-          f"{reps} repetition(s) -> {os.path.join(top, 'report.md')}")
+        f.write(render(res))
+    print(f"bench-report.py: {len(res.variants)} variants x {len(res.jobs)} jobs x {len(res.engines)} "
+          f"engines x {res.reps} repetition(s) -> {os.path.join(top, 'report.md')}")
 
 
 if __name__ == "__main__":

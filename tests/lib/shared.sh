@@ -1,0 +1,48 @@
+# shellcheck shell=bash
+# Helpers the test cases (through common.sh) and the benchmark (bench/lib.sh)
+# share, guest side.  Sourced.  They neither exit nor set traps: on failure
+# they say what failed on stderr and return 1, and the caller decides (a
+# case fails, the benchmark stops).
+
+# gpt_image IMG N [SECTORS]: a new GPT image with N partitions of SECTORS
+# (default 64) sectors each, back to back from sector 2048.  Partition p
+# starts at 2048 + (p - 1) * SECTORS; more than 128 partitions get a table
+# that long.
+gpt_image() {
+	local img=$1 n=$2 sz=${3:-64} p
+	rm -f "$img"
+	truncate -s $(((2048 + n * sz + 2048) * 512)) "$img" || return 1
+	{
+		echo "label: gpt"
+		((n > 128)) && echo "table-length: $n"
+		echo "first-lba: 2048"
+		for p in $(seq "$n"); do
+			echo "start=$((2048 + (p - 1) * sz)), size=$sz, type=linux"
+		done
+	} | sfdisk -q --no-reread --no-tell-kernel "$img" >/dev/null ||
+		{ echo "sfdisk could not write a GPT with $n partitions to $img" >&2; return 1; }
+}
+
+# loop_reload KO [PARAM=VALUE...]: detach every loop device, unload the loop
+# driver (retried for 10 s while udev still holds a device) and load it
+# again: the module file KO with insmod, or with KO "-" loop.ko with
+# modprobe, with the PARAMs either way.
+loop_reload() {
+	local ko=$1
+	shift
+	losetup -D 2>/dev/null || true
+	udevadm settle --timeout=60 || { echo "udev's queue did not settle in 60 s" >&2; return 1; }
+	for _ in $(seq 50); do
+		[[ -d /sys/module/loop ]] || break
+		modprobe -r loop 2>/dev/null && break
+		sleep 0.2
+	done
+	[[ ! -d /sys/module/loop ]] ||
+		{ echo "cannot unload the loop module: $(lsmod | grep -w ^loop)" >&2; return 1; }
+	if [[ $ko != - ]]; then
+		insmod "$ko" "$@" || { echo "insmod $ko $* failed" >&2; return 1; }
+	else
+		modprobe loop "$@" || { echo "modprobe loop $* failed" >&2; return 1; }
+	fi
+	udevadm settle --timeout=60 || { echo "udev's queue did not settle in 60 s after loading loop" >&2; return 1; }
+}
