@@ -17,11 +17,12 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-# BENCH_QUICK picks the boot; the boot says the rest (its settings, the
-# disk's sizes).
-boot=bench
-[ "${BENCH_QUICK:-0}" = 0 ] || boot=bench-quick
-unset BENCH_QUICK
+# The boot: BOOT when a list of boots names it (check.sh), else
+# BENCH_QUICK picks it (make bench); the boot says the rest (its settings,
+# the disk's sizes).
+boot=${BOOT:-bench}
+[ -n "${BOOT:-}" ] || [ "${BENCH_QUICK:-0}" = 0 ] || boot=bench-quick
+unset BENCH_QUICK BOOT
 read_boot "$boot"
 read -r P1_MIB P5_MIB <<<"${BOOTCONF[bench_mib]}"
 [[ ${P1_MIB:-} =~ ^[0-9]+$ && ${P5_MIB:-} =~ ^[0-9]+$ ]] || die "boots/$boot.conf: bench_mib must be two sizes in MiB"

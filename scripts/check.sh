@@ -25,7 +25,7 @@ for b in "${BOOTS[@]}"; do
 	read_boot "$b"
 	if [ "${BOOTCONF[run]}" = bench ]; then
 		# The disk and the report: scripts/bench.sh.
-		BENCH_QUICK=$([ "$b" = bench-quick ] && echo 1 || echo 0) "$ROOT/scripts/bench.sh" || rc=1
+		BOOT=$b "$ROOT/scripts/bench.sh" || rc=1
 	else
 		# shellcheck disable=SC2086
 		BOOT=$b "$ROOT/scripts/boot.sh" ${TESTS:-} || rc=1
