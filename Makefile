@@ -1,11 +1,13 @@
-# Partitioned loop devices on linux-source-6.1: build, boot, test, bench.
+# Partitioned loop devices on Debian 12's kernels (linux-source-6.1, and
+# 6.12 with LINE=6.12): build, boot, test, bench.
 #
 #   make bench      build everything, boot boots/bench.conf (the guest runs
 #                   bench/run: fio, attach timing), write the report
 #                   (build/bench/report.md): the main job
 #   make check      build everything, then the boots main, builtin, stock and
 #                   bench-quick in turn: tests/ (the test command)
-#   make deb        the DKMS package; make check-dkms tests it on Debian's kernel
+#   make deb        the DKMS package (6.1 and 6.12); make check-dkms tests it on
+#                   Debian's own kernels of both lines
 #   make check-debug   the tests and tests/robust on a KASAN/KFENCE/lockdep kernel
 #   make check-series  checkpatch and bisectability of patches/
 #   make deps | tree | kernel | stock-module | image | tools | boot   the stages one by one
@@ -31,13 +33,19 @@ PARTLOOP_START := $(shell date +%s)
 export PARTLOOP_START
 TESTS ?=
 BOOT ?= main
+# The kernel line of tree, kernel*, stock-module, check-series, check and
+# check-debug: 6.1 (the default, also in scripts/lib.sh) or 6.12.  The
+# image always carries the default line's kernel; another line's boots
+# bring their modules from the share.
+LINE ?= 6.1
+export LINE
 
-DEPS := linux-source-6.1 qemu-system-x86 ovmf mkosi debootstrap systemd-container \
+DEPS := linux-source-6.1 linux-source-6.12 qemu-system-x86 ovmf mkosi debootstrap systemd-container \
 	fio gcc make bc bison flex libelf-dev libssl-dev cpio kmod quilt ccache \
 	dwarves rsync zstd xz-utils util-linux fdisk e2fsprogs shellcheck git \
 	python3 gnuplot-nox
 
-.PHONY: all deps tree tools kernel kernel-builtin kernel-debug check-debug stock-module image image-dkms boot bench check \
+.PHONY: all deps tree tools kernel kernel-config kernel-default-line kernel-builtin kernel-debug check-debug stock-module image image-dkms boot bench check \
 	check-series deb check-dkms clean clean-cache shellcheck
 
 all: bench
@@ -51,6 +59,10 @@ tree: deps
 kernel: tree
 	@scripts/kernel.sh
 
+# Only the guest kernel's configuration (what check-series needs).
+kernel-config: tree
+	@scripts/kernel.sh config
+
 # The C helpers the guest runs (tools/), built on the host.
 tools: deps
 	@scripts/tools.sh
@@ -63,8 +75,17 @@ kernel-builtin: tree
 kernel-debug: tree
 	@scripts/kernel.sh debug
 
+ifeq ($(LINE),6.1)
 image: kernel
-	@scripts/image.sh
+else
+image: kernel-default-line
+endif
+	@LINE= scripts/image.sh
+
+# The default line's kernel, for the image, when LINE names another.
+kernel-default-line: deps
+	@LINE= scripts/tree.sh
+	@LINE= scripts/kernel.sh
 
 # The unpatched loop.c built against the guest kernel, for the benchmark.
 stock-module: kernel
@@ -89,20 +110,30 @@ check: shellcheck image kernel-builtin stock-module tools
 check-debug: shellcheck image kernel-debug tools
 	@TESTS="$(TESTS)" scripts/check-debug.sh
 
-# The DKMS package of the patched driver: build/partloop-dkms_VERSION_all.deb.
-deb: kernel
+# The DKMS package of the patched driver, for both lines (whatever LINE
+# says): build/partloop-dkms_VERSION_all.deb.  It carries each line's
+# loop.c and checks that it builds against Debian's own headers of each
+# line (downloaded and unpacked in build/debian-headers), as DKMS will.
+deb: deps
+	@LINE=6.1 scripts/tree.sh
+	@LINE=6.12 scripts/tree.sh
 	@scripts/deb.sh
 
-# The guest with Debian's own kernel, for check-dkms.
+# The guest with Debian's own kernel of LINE, for check-dkms:
+# build/image-dkms (6.1, linux-image-amd64) or build/image-dkms-6.12
+# (linux-image-6.12-amd64, image-dkms/line-6.12.conf).
 image-dkms: deps
 	@scripts/image.sh dkms
 
-# Install the package in that guest and run the tests against its loop.ko.
-check-dkms: shellcheck deb image-dkms tools
+# Install the package in both guests (boots dkms and dkms-6.12) and run the
+# tests against the loop.ko DKMS built there.
+check-dkms: shellcheck deb tools
+	@$(MAKE) --no-print-directory image-dkms LINE=6.1
+	@$(MAKE) --no-print-directory image-dkms LINE=6.12
 	@scripts/check-dkms.sh
 
 # checkpatch --strict on every patch, every prefix of the series builds.
-check-series: kernel
+check-series: kernel-config
 	@scripts/check-series.sh
 
 shellcheck: deps

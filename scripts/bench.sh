@@ -20,6 +20,7 @@ set -euo pipefail
 # The boot: BOOT when a list of boots names it (check.sh), else
 # BENCH_QUICK picks it (make bench); the boot says the rest (its settings,
 # the disk's sizes).
+[ -z "$LSUF" ] || die "make bench runs on the default line, ${LINES[0]} (LINE=$LINE given)"
 boot=${BOOT:-bench}
 [ -n "${BOOT:-}" ] || [ "${BENCH_QUICK:-0}" = 0 ] || boot=bench-quick
 unset BENCH_QUICK BOOT

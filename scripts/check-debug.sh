@@ -13,7 +13,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 one_off_unset
-[ -f "$BUILD/kernel-debug.release" ] || die "no debug kernel: run 'make kernel-debug'"
-log "debug kernel $(cat "$BUILD/kernel-debug.release")"
+[ -f "$BUILD/kernel$LSUF-debug.release" ] || die "no debug kernel of $LINE: run 'make kernel-debug${LSUF:+ LINE=$LINE}'"
+log "debug kernel $(cat "$BUILD/kernel$LSUF-debug.release")"
 # shellcheck disable=SC2086
-BOOT=debug "$ROOT/scripts/boot.sh" ${TESTS:-}
+BOOT=debug$LSUF "$ROOT/scripts/boot.sh" ${TESTS:-}

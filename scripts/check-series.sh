@@ -1,26 +1,28 @@
 #!/bin/bash
-# Stage "check-series": the review checks of the patch series.
+# Stage "check-series": the review checks of the patch series of LINE
+# (patches/6.1 by default; LINE=6.12 for patches/6.12).
 #  - scripts/checkpatch.pl --strict on every patch, no error, warning or check;
 #  - every prefix of the series builds drivers/block/loop.ko and the object
 #    of every other C file the series touches (block/partitions/efi.o), with
 #    W=1 and no warning in those files (bisectable, no new W=1 warnings).
-#    Without a vmlinux in this folder modpost cannot resolve symbols; make
+#    Without a vmlinux in this folder modpost cannot resolve symbols
+#    (KBUILD_MODPOST_WARN=1: 6.12's modpost fails on them otherwise); make
 #    check links and boots the kernel with the whole series.
 # Uses a scratch git worktree of the pristine tree and its own O= folder,
-# configured like the guest kernel, so build/linux is not touched.
+# configured like the line's guest kernel, so build/linux is not touched.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-stage check-series
+stage "check-series $LINE"
 
-[ -f "$KBUILD/.config" ] || die "no guest kernel configuration: run 'make kernel' first"
-WT=$BUILD/bisect
-OUT=$BUILD/kbuild-bisect
+[ -f "$KBUILD/.config" ] || die "no guest kernel configuration: run 'make kernel-config${LSUF:+ LINE=$LINE}' first"
+WT=$BUILD/bisect$LSUF
+OUT=$BUILD/kbuild-bisect$LSUF
 mapfile -t patches < <(series_patches)
 n=${#patches[@]}
 bad=0
 # The C files the series changes; loop.c is built as the module, the others
 # as objects.
-mapfile -t cfiles < <(cd "$ROOT/patches" && sed -n 's|^diff --git a/\([^ ]*\.c\) .*|\1|p' "${patches[@]}" | sort -u)
+mapfile -t cfiles < <(cd "$PATCHES" && sed -n 's|^diff --git a/\([^ ]*\.c\) .*|\1|p' "${patches[@]}" | sort -u)
 targets=(drivers/block/loop.ko)
 for f in "${cfiles[@]}"; do
 	[ "$f" = drivers/block/loop.c ] || targets+=("${f%.c}.o")
@@ -42,13 +44,13 @@ for p in "${patches[@]}"; do
 	# Run from build/: in a folder with a .git, checkpatch takes a tracked
 	# file name for a git object and checks the wrong thing.
 	(cd "$BUILD" && "$SRC/scripts/checkpatch.pl" --strict --quiet --terse --no-tree \
-		--show-types --ignore UNKNOWN_COMMIT_ID "$ROOT/patches/$p") \
+		--show-types --ignore UNKNOWN_COMMIT_ID "$PATCHES/$p") \
 		> "$BUILD/checkpatch.raw" 2> "$BUILD/checkpatch.err" || true
 	grep -q '^total: ' "$BUILD/checkpatch.raw" \
 		|| die "checkpatch did not run on $p: $(tail -3 "$BUILD/checkpatch.err")"
 	grep -vE "$allowed" "$BUILD/checkpatch.raw" | grep -v '^total: ' > "$BUILD/checkpatch.log" || true
 	# Every Fixes: tag names 12 or more hex digits and the subject.
-	grep -E '^Fixes:' "$ROOT/patches/$p" | grep -vE '^Fixes: [0-9a-f]{12,40} \(".+"\)$' \
+	grep -E '^Fixes:' "$PATCHES/$p" | grep -vE '^Fixes: [0-9a-f]{12,40} \(".+"\)$' \
 		| sed 's/^/malformed tag: /' >> "$BUILD/checkpatch.log" || true
 	if [ -s "$BUILD/checkpatch.log" ]; then
 		sed 's/^/    /' "$BUILD/checkpatch.log" >&2
@@ -65,22 +67,22 @@ git -C "$SRC" worktree add -q --detach "$WT" pristine
 mkdir -p "$OUT"
 cp "$KBUILD/.config" "$OUT/.config"
 log "preparing the bisect build folder (log: build/bisect.log)"
-kmake "$WT" "$OUT" olddefconfig modules_prepare > "$BUILD/bisect.log" 2>&1 || die "modules_prepare failed, see $BUILD/bisect.log"
+kmake "$WT" "$OUT" olddefconfig modules_prepare > "$BUILD/bisect$LSUF.log" 2>&1 || die "modules_prepare failed, see $BUILD/bisect$LSUF.log"
 
 for i in $(seq 0 "$n"); do
 	if ((i > 0)); then
-		(cd "$WT" && QUILT_PATCHES="$ROOT/patches" quilt push -q "${patches[i - 1]}" >/dev/null) \
+		(cd "$WT" && QUILT_PATCHES="$PATCHES" quilt push -q "${patches[i - 1]}" >/dev/null) \
 			|| die "prefix $i: ${patches[i - 1]} does not apply"
 	fi
 	name=$([ "$i" = 0 ] && echo "pristine" || echo "${patches[i - 1]}")
 	for f in "${cfiles[@]}"; do touch "$WT/$f"; done
-	if ! kmake "$WT" "$OUT" W=1 "${targets[@]}" > "$BUILD/bisect.log" 2>&1; then
-		tail -20 "$BUILD/bisect.log" >&2
+	if ! kmake "$WT" "$OUT" W=1 KBUILD_MODPOST_WARN=1 "${targets[@]}" > "$BUILD/bisect$LSUF.log" 2>&1; then
+		tail -20 "$BUILD/bisect$LSUF.log" >&2
 		log "  prefix $i/$n ($name): BUILD FAILED"
 		bad=$((bad + 1))
 		continue
 	fi
-	warnings=$(grep -E "$warn_re" "$BUILD/bisect.log" || true)
+	warnings=$(grep -E "$warn_re" "$BUILD/bisect$LSUF.log" || true)
 	if [ -n "$warnings" ]; then
 		printf '    %s\n' "$warnings" >&2
 		log "  prefix $i/$n ($name): builds, with W=1 warnings in ${cfiles[*]##*/}"
@@ -91,4 +93,4 @@ for i in $(seq 0 "$n"); do
 done
 git -C "$SRC" worktree remove --force "$WT"
 ((bad == 0)) || die "$bad problem(s) in the series"
-log "series: $n patches, checkpatch clean, every prefix builds W=1-clean"
+log "series $LINE: $n patches, checkpatch clean, every prefix builds W=1-clean"

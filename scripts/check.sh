@@ -14,12 +14,15 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
+# Another line (LINE=6.12): its main, builtin and stock boots; the
+# benchmark stays on the default line.
 BOOTS=(main builtin stock bench-quick)
-[ -z "${TESTS:-}" ] || BOOTS=(main)
+[ -z "$LSUF" ] || BOOTS=("main$LSUF" "builtin$LSUF" "stock$LSUF")
+[ -z "${TESTS:-}" ] || BOOTS=("main$LSUF")
 one_off_unset
 results_of() { read_boot "$1" && echo "$BUILD/${BOOTCONF[results]}"; }
 for b in "${BOOTS[@]}"; do rm -rf "$(results_of "$b")"; done
-[ -f "$BUILD/stock/loop.ko" ] || die "no stock loop.ko: run 'make stock-module'"
+[ -f "$BUILD/stock$LSUF/loop.ko" ] || die "no stock loop.ko of $LINE: run 'make stock-module${LSUF:+ LINE=$LINE}'"
 rc=0
 for b in "${BOOTS[@]}"; do
 	read_boot "$b"

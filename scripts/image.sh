@@ -5,17 +5,32 @@
 #
 # usage: image.sh [dkms]
 #   dkms: the guest of image-dkms/ instead, which runs Debian's own kernel
-#         (build/image-dkms, for make check-dkms)
+#         of LINE (for make check-dkms): 6.1 (linux-image-amd64) in
+#         build/image-dkms, another line with image-dkms/line-LINE.conf on
+#         top of image-dkms/mkosi.conf (6.12: linux-image-6.12-amd64, from
+#         bookworm-security) in build/image-dkms-LINE
+#   The main image ignores LINE: it carries the default line's kernel.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 VARIANT=${1:-}
-stage "image${VARIANT:+ ($VARIANT)}"
+stage "image${VARIANT:+ ($VARIANT${LSUF:+ $LINE})}"
 
 MKOSI_CACHE=${MKOSI_CACHE:-$HOME/.cache/partloop/mkosi}
 command -v mkosi >/dev/null || die "mkosi missing: run 'make deps'"
+MKOSI_ARGS=()	# what mkosi reads after CONF_DIR/mkosi.conf
+CONF_FILES=()	# the configuration files of the image and its cache
 if [ "$VARIANT" = dkms ]; then
 	CONF_DIR=$ROOT/image-dkms
-	OUT_DIR=$BUILD/image-dkms
+	OUT_DIR=$BUILD/image-dkms$LSUF
+	if [ -n "$LSUF" ]; then
+		# mkosi 14 reads an "@FILE" argument as one more configuration
+		# file, after mkosi.conf: its Packages drop ("!name") the 6.1
+		# kernel and add the line's, its OutputDirectory is OUT_DIR.
+		line_conf=$CONF_DIR/line-$LINE.conf
+		[ -f "$line_conf" ] || die "no ${line_conf#"$ROOT"/}: the DKMS guest has no $LINE kernel (lines ${LINES[*]})"
+		MKOSI_ARGS+=("@$line_conf")
+		CONF_FILES+=("$line_conf")
+	fi
 else
 	CONF_DIR=$ROOT
 	OUT_DIR=$BUILD/image
@@ -32,7 +47,7 @@ export MKE2FS_CONFIG=$ROOT/scripts/mke2fs.conf
 # What the image is made of: its configuration, the test service and, for
 # the main image, the kernel build.  The incremental cache depends on
 # mkosi.conf and on how its file system is made.
-conf_sum=$(cat "$CONF_DIR/mkosi.conf" "$MKE2FS_CONFIG" | sha256sum | cut -d' ' -f1)
+conf_sum=$(cat "$CONF_DIR/mkosi.conf" "${CONF_FILES[@]}" "$MKE2FS_CONFIG" | sha256sum | cut -d' ' -f1)
 want=$( {
 	echo "$conf_sum"
 	cat "$CONF_DIR/mkosi.finalize"
@@ -68,7 +83,7 @@ LOG=$OUT_DIR.log
 log "mkosi build (log: ${LOG#"$ROOT"/})"
 if ! (cd "$CONF_DIR" && unshare --mount --propagation private bash -c \
 	'mount -t tmpfs tmpfs /run/systemd && exec mkosi "$@"' mkosi \
-	--cache="$MKOSI_CACHE" "$force" build) >"$LOG" 2>&1; then
+	--cache="$MKOSI_CACHE" "$force" "${MKOSI_ARGS[@]}" build) >"$LOG" 2>&1; then
 	tail -30 "$LOG" >&2
 	die "mkosi build failed, see $LOG"
 fi

@@ -1,8 +1,14 @@
 #!/bin/bash
 # Stage "kernel": configure (tinyconfig + kernel/guest.config) and build the
 # guest kernel and its modules out of tree in build/kbuild, with ccache.
+# LINE=6.12: the same from build/linux-6.12 into build/kbuild-6.12, every
+# output named with "-6.12" (bzImage-6.12, modroot-6.12, ...), with
+# kernel/line-6.12.config on top if it exists, and for a variant
+# kernel/line-6.12-VARIANT.config if that exists.
 #
-# usage: kernel.sh [builtin | debug]
+# usage: kernel.sh [builtin | debug | config]
+#   config:  only the guest kernel's configuration, build/kbuild/.config
+#            (what make check-series needs), no build
 #   builtin: the second kernel, with kernel/builtin.config merged on top
 #            (loop built in), in build/kbuild-builtin -> build/bzImage-builtin
 #   debug:   the third, with kernel/debug.config (KASAN, KFENCE, DEBUG_LIST,
@@ -12,17 +18,24 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 VARIANT=${1:-}
+CONFIG_ONLY=0
+if [ "$VARIANT" = config ]; then
+	CONFIG_ONLY=1
+	VARIANT=
+fi
 FRAGMENTS=("$ROOT/kernel/guest.config")
+[ ! -f "$ROOT/kernel/line-$LINE.config" ] || FRAGMENTS+=("$ROOT/kernel/line-$LINE.config")
 case $VARIANT in
 '') ;;
 builtin | debug)
 	FRAGMENTS+=("$ROOT/kernel/$VARIANT.config")
-	KBUILD=$BUILD/kbuild-$VARIANT
+	[ ! -f "$ROOT/kernel/line-$LINE-$VARIANT.config" ] || FRAGMENTS+=("$ROOT/kernel/line-$LINE-$VARIANT.config")
+	KBUILD=$KBUILD-$VARIANT
 	;;
 *) die "unknown kernel variant '$VARIANT' (builtin or debug)" ;;
 esac
-SUFFIX=${VARIANT:+-$VARIANT}
-stage "kernel${VARIANT:+ ($VARIANT)}"
+SUFFIX=$LSUF${VARIANT:+-$VARIANT}
+stage "kernel $LINE${VARIANT:+ ($VARIANT)}$( ((CONFIG_ONLY)) && echo ' (configuration)')"
 JOBS=${JOBS:-$(nproc)}
 export KBUILD_BUILD_TIMESTAMP=${KBUILD_BUILD_TIMESTAMP:-2024-01-01}
 export KBUILD_BUILD_USER=partloop KBUILD_BUILD_HOST=partloop
@@ -81,6 +94,7 @@ else
 	generate_config
 	echo "$config_sum" > "$KBUILD/.config-stamp"
 fi
+((CONFIG_ONLY == 0)) || exit 0
 
 LOG=$BUILD/kernel$SUFFIX.log
 targets=(bzImage)
@@ -92,13 +106,14 @@ if ! kmake "$SRC" "$KBUILD" "${targets[@]}" >"$LOG" 2>&1; then
 fi
 grep -E 'warning:' "$LOG" >&2 || true
 if [ "$VARIANT" = builtin ]; then
-	cp "$KBUILD/arch/x86/boot/bzImage" "$BUILD/bzImage-builtin"
-	log "kernel $(cat "$KBUILD/include/config/kernel.release") (loop built in): build/bzImage-builtin"
+	cp "$KBUILD/arch/x86/boot/bzImage" "$BUILD/bzImage$SUFFIX"
+	log "kernel $(cat "$KBUILD/include/config/kernel.release") (loop built in): build/bzImage$SUFFIX"
 	exit 0
 fi
 
 # Install the modules into a staging root that the image stage copies (the
-# debug kernel's are read by the guest from the 9p share instead).
+# debug kernel's and another line's are read by the guest from the 9p
+# share instead: tests/boot-entry).
 MODROOT=$BUILD/modroot$SUFFIX
 rm -rf "$MODROOT"
 kmake "$SRC" "$KBUILD" -s INSTALL_MOD_PATH="$MODROOT" INSTALL_MOD_STRIP=1 modules_install >>"$LOG" 2>&1 \

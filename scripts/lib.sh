@@ -3,13 +3,29 @@
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=$ROOT/build		# fixed: mkosi.conf and the guest's paths name it
-SRC=$BUILD/linux		# pristine linux-source-6.1 + patches/series
-KBUILD=$BUILD/kbuild		# O= output folder of the guest kernel
-export ROOT BUILD SRC KBUILD
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/partloop/ccache}
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# The kernel line a stage works on: LINE, one of LINES, default the first.
+# Each line has its series in patches/LINE/ and its source in Debian's
+# linux-source-LINE.  The default line's build folders keep their plain
+# names; another line's carry "-LINE" (LSUF): build/linux-6.12,
+# build/kbuild-6.12, build/bzImage-6.12, build/modroot-6.12, ...
+LINES=(6.1 6.12)
+LINE=${LINE:-${LINES[0]}}
+case " ${LINES[*]} " in
+*" $LINE "*) ;;
+*) die "LINE=$LINE: no such kernel line; patches/ has ${LINES[*]}" ;;
+esac
+LSUF=
+[ "$LINE" = "${LINES[0]}" ] || LSUF=-$LINE
+PATCHES=$ROOT/patches/$LINE	# the line's series (quilt)
+TARBALL=/usr/src/linux-source-$LINE.tar.xz
+SRC=$BUILD/linux$LSUF		# pristine linux-source-LINE + its series
+KBUILD=$BUILD/kbuild$LSUF	# O= output folder of the line's guest kernel
+export ROOT BUILD LINE LSUF PATCHES TARBALL SRC KBUILD
 
 # stage NAME: announce a stage; the EXIT trap reports its elapsed time.
 stage() {
@@ -37,19 +53,26 @@ kmake() {
 	make -C "$tree" O="$out" CC="ccache gcc" HOSTCC="ccache gcc" LOCALVERSION= -j"${JOBS:-$(nproc)}" "$@"
 }
 
-# series_patches: the patches patches/series names, in order, one per line
-# (quilt's format: "#" comments and blank lines skipped, options after the
-# name ignored).
-series_patches() { awk '!/^[[:space:]]*(#|$)/ { print $1 }' "$ROOT/patches/series"; }
+# series_patches: the patches the line's series file names, in order, one
+# per line (quilt's format: "#" comments and blank lines skipped, options
+# after the name ignored).
+series_patches() { awk '!/^[[:space:]]*(#|$)/ { print $1 }' "$PATCHES/series"; }
 
-# external_module DIR [MAKE-ARG...]: build the loop.c in DIR (with its
-# Kbuild) as an out-of-tree module against the guest kernel in $KBUILD; the
-# output goes to DIR/build.log, and on failure to stderr too.
+# external_module TREE OUT DIR [MAKE-ARG...]: build the module whose Kbuild
+# is in DIR as an out-of-tree module against the guest kernel of the kernel
+# tree TREE built in OUT (a line's $SRC and $KBUILD, for instance), or with
+# OUT empty against the prepared headers in TREE (Debian's); the output
+# goes to DIR/build.log, and on failure to stderr too.
 external_module() {
-	local dir=$1
-	shift
-	kmake "$SRC" "$KBUILD" -s M="$dir" "$@" modules \
-		>"$dir/build.log" 2>&1 || { cat "$dir/build.log" >&2; return 1; }
+	local tree=$1 out=$2 dir=$3
+	shift 3
+	if [ -n "$out" ]; then
+		kmake "$tree" "$out" -s M="$dir" "$@" modules
+	else
+		# Prepared headers (Debian's): their own compiler, no ccache, so
+		# that kbuild does not warn that the compiler differs.
+		make -C "$tree" -s -j"${JOBS:-$(nproc)}" M="$dir" "$@" modules
+	fi >"$dir/build.log" 2>&1 || { cat "$dir/build.log" >&2; return 1; }
 }
 
 # read_boot NAME: the boot declared in boots/NAME.conf ("key = value"
@@ -59,13 +82,24 @@ external_module() {
 # bench; timeout: seconds; results: folder under $BUILD; bench_mib: sizes
 # of the bench disk's file system and measured partitions).  UPPERCASE keys
 # are guest settings and go to BOOT_SET; each must be one that
-# tests/settings declares.
+# tests/settings declares.  "base = OTHER" takes every key of
+# boots/OTHER.conf where it stands, so that a boot of another kernel line
+# says only what differs; results is never inherited (results/NAME).
 declare -A BOOTCONF=() BOOT_SET=()
 read_boot() {
+	BOOTCONF=([name]=$1 [kernel]="" [image]="" [cmdline]="" [disks]="" [tests]="" [run]=tests [timeout]=1800 [results]="" [bench_mib]="")
+	BOOT_SET=()
+	_read_boot_file "$1" "$1"
+	[ -n "${BOOTCONF[results]}" ] || BOOTCONF[results]=results/$1
+	[[ ${BOOTCONF[run]} == tests || ${BOOTCONF[run]} == bench ]] || die "boots/$1.conf: run = tests or bench, not '${BOOTCONF[run]}'"
+	[[ ${BOOTCONF[timeout]} =~ ^[0-9]+$ ]] || die "boots/$1.conf: timeout '${BOOTCONF[timeout]}' is not a number of seconds"
+}
+
+# _read_boot_file NAME CHAIN: the keys of boots/NAME.conf into BOOTCONF and
+# BOOT_SET; CHAIN names the files being read, against a base loop.
+_read_boot_file() {
 	local f=$ROOT/boots/$1.conf line key val
 	[ -f "$f" ] || die "no boot '$1'; boots/ declares: $(cd "$ROOT/boots" && printf '%s ' *.conf | sed 's/\.conf//g')"
-	BOOTCONF=([name]=$1 [kernel]="" [image]="" [cmdline]="" [disks]="" [tests]="" [run]=tests [timeout]=1800 [results]=results/$1 [bench_mib]="")
-	BOOT_SET=()
 	while IFS= read -r line || [ -n "$line" ]; do
 		line=${line%%#*}
 		[[ $line =~ ^[[:space:]]*$ ]] && continue
@@ -73,17 +107,21 @@ read_boot() {
 			die "boots/$1.conf: not a 'key = value' line: $line"
 		key=${BASH_REMATCH[1]} val=${BASH_REMATCH[2]:-}
 		case $key in
+		base)
+			[[ " $2 " != *" $val "* ]] || die "boots/$1.conf: base = $val makes a loop ($2 $val)"
+			local keep=${BOOTCONF[results]}
+			_read_boot_file "$val" "$2 $val"
+			BOOTCONF[results]=$keep
+			;;
 		kernel | image | cmdline | disks | tests | run | timeout | results | bench_mib) BOOTCONF[$key]=$val ;;
 		[A-Z]*)
 			grep -qx "$key" < <(settings_names) ||
 				die "boots/$1.conf: $key is no setting tests/settings declares"
 			BOOT_SET[$key]=$val
 			;;
-		*) die "boots/$1.conf: unknown key '$key' (kernel image cmdline disks tests run timeout results, or a setting)" ;;
+		*) die "boots/$1.conf: unknown key '$key' (base kernel image cmdline disks tests run timeout results, or a setting)" ;;
 		esac
 	done <"$f"
-	[[ ${BOOTCONF[run]} == tests || ${BOOTCONF[run]} == bench ]] || die "boots/$1.conf: run = tests or bench, not '${BOOTCONF[run]}'"
-	[[ ${BOOTCONF[timeout]} =~ ^[0-9]+$ ]] || die "boots/$1.conf: timeout '${BOOTCONF[timeout]}' is not a number of seconds"
 }
 
 # settings_names: the settings tests/settings declares, one per line.

@@ -1,15 +1,15 @@
 #!/bin/bash
-# Stage "tree": unpack linux-source-6.1 into build/linux and apply
-# patches/series with quilt.  The unpacked tree is committed once into a
+# Stage "tree": unpack linux-source-LINE (LINE: 6.1 by default, or 6.12)
+# into build/linux (build/linux-6.12) and apply patches/LINE/series with
+# quilt.  The unpacked tree is committed once into a
 # private git repository so that it can be brought back to exactly
 # "pristine" whenever the series changes; files the old series touched get
 # a fresh mtime from the reset, so Kbuild recompiles them.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-stage tree
+stage "tree $LINE"
 
-TARBALL=/usr/src/linux-source-6.1.tar.xz
-[ -r "$TARBALL" ] || die "$TARBALL missing: run 'make deps' (package linux-source-6.1)"
+[ -r "$TARBALL" ] || die "$TARBALL missing: run 'make deps' (package linux-source-$LINE)"
 
 if [ ! -e "$SRC/.git/refs/tags/pristine" ]; then
 	log "unpacking $TARBALL into $SRC (about a minute)"
@@ -20,13 +20,13 @@ if [ ! -e "$SRC/.git/refs/tags/pristine" ]; then
 	git -C "$SRC.tmp" init -q
 	git -C "$SRC.tmp" -c core.autocrlf=false add -A -f .
 	git -C "$SRC.tmp" -c user.name=partloop -c user.email=partloop@localhost \
-		commit -q -m "pristine $(dpkg-query -W -f='${Version}' linux-source-6.1)"
+		commit -q -m "pristine $(dpkg-query -W -f='${Version}' "linux-source-$LINE")"
 	git -C "$SRC.tmp" tag pristine
 	mv "$SRC.tmp" "$SRC"
 fi
 
 # The stamp is the content of the series and of every patch it names.
-want=$(cd "$ROOT/patches" && { cat series; series_patches | xargs -r cat; } | sha256sum | cut -d' ' -f1)
+want=$(cd "$PATCHES" && { cat series; series_patches | xargs -r cat; } | sha256sum | cut -d' ' -f1)
 have=$(cat "$SRC/.series-applied" 2>/dev/null || true)
 if [ "$want" = "$have" ]; then
 	log "tree already is pristine + current series"
@@ -38,14 +38,14 @@ rm -f "$SRC/.series-applied"
 git -C "$SRC" reset -q --hard pristine
 git -C "$SRC" clean -q -fdx
 
-export QUILT_PATCHES=$ROOT/patches QUILT_PC=.pc
+export QUILT_PATCHES=$PATCHES QUILT_PC=.pc
 n=$(series_patches | wc -l)
-log "applying $n patches from patches/series"
+log "applying $n patches from patches/$LINE/series"
 i=0
 for p in $(series_patches); do
 	i=$((i + 1))
-	if ! (cd "$SRC" && quilt push -q "$p" >"$BUILD/quilt.log" 2>&1); then
-		cat "$BUILD/quilt.log" >&2
+	if ! (cd "$SRC" && quilt push -q "$p" >"$BUILD/quilt$LSUF.log" 2>&1); then
+		cat "$BUILD/quilt$LSUF.log" >&2
 		die "patch $i/$n '$p' does not apply; the tree is left half-applied and will be reset on the next run"
 	fi
 	log "  applied $i/$n $p"
