@@ -180,6 +180,24 @@ expect_no_parts() {
 	expect_eq "partitions of $1 $2 (in /sys/block, /dev, /proc/partitions)" "0 0 0" "$(count_parts "$1")"
 }
 
+# KLINE: the kernel line the guest runs, "6.1" or "6.12" (the project's
+# kernels and Debian's alike).  A case that expects something else on one
+# line says why where it tests KLINE.
+[[ $(uname -r) =~ ^([0-9]+\.[0-9]+)\. ]] || fail "uname -r '$(uname -r)': no kernel line in it"
+KLINE=${BASH_REMATCH[1]}
+
+# expect_blk_partscan WHAT NAME EXPECTED: /sys/block/NAME/partscan, the
+# block layer's "may the kernel read the table" (6.12 on; 6.1 has no such
+# file, which is checked too).
+expect_blk_partscan() {
+	local f=/sys/block/$2/partscan
+	if [[ $KLINE == 6.1 ]]; then
+		[[ ! -e $f ]] || fail "$1: $f exists; 6.1 has no such attribute"
+		return 0
+	fi
+	expect_eq "$1: $f" "$3" "$(cat "$f" 2>&1)"
+}
+
 # param NAME: the loop module parameter as /sys/module shows it.
 param() { cat "/sys/module/loop/parameters/$1"; }
 
