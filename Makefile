@@ -93,11 +93,21 @@ stock-module: kernel
 
 # fio: raw partition against loop partitions, patched against stock.
 # BENCH_QUICK=1 and BENCH_* settings: see scripts/bench.sh.
+ifneq ($(LINE),6.1)
+bench:
+	$(error make bench runs on the default line, 6.1 (LINE=$(LINE) given): see README.md, "Kernel lines")
+else
 bench: shellcheck image stock-module tools
 	@scripts/bench.sh
+endif
 
 # One boot of boots/ (BOOT, default main) on the current build, running
 # TESTS (groups or group/case) instead of the boot's own selection if set.
+# With LINE=6.12 the line's kernel is brought up to date too (BOOT names
+# the line's boot, main-6.12 say).
+ifneq ($(LINE),6.1)
+boot: kernel
+endif
 boot: image tools
 	@BOOT="$(BOOT)" scripts/boot.sh $(TESTS)
 

@@ -20,6 +20,7 @@ for a finished one.
 
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -287,7 +288,10 @@ def render(res):
     ratios, scans, cycles = res.ratios, res.scans, res.cycles
     results, unit, lat = res.results, res.unit, res.lat
     L = []
-    L.append("# Partitioned loop devices: fio against the raw disk\n")
+    # The kernel line (6.1, 6.12) is the release's first two numbers.
+    m = re.match(r"(\d+\.\d+)\.", meta.get("kernel", ""))
+    line = m.group(1) if m else "?"
+    L.append(f"# Partitioned loop devices: fio against the raw disk, kernel line {line}\n")
     if quick:
         L.append("> **Quick mode** (`BENCH_QUICK=1`): one short repetition to prove the scripts "
                  "and this generator. The figures below mean nothing.\n")
@@ -296,6 +300,7 @@ def render(res):
              "boot, interleaved per repetition. Ratios are median [min–max] over "
              f"{reps} repetition(s).\n")
     L.append("## Setup\n")
+    L.append(f"- kernel line: {line} (the series of patches/{line}/)")
     for k in ("kernel", "guest cpu", "guest memory", "disk", "fio", "util-linux", "patched loop.ko", "stock loop.ko"):
         L.append(f"- {k}: {meta.get(k, '?')}")
     for k in ("host cpu", "host kernel", "qemu", "bench disk"):

@@ -11,7 +11,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 BOOTS=(dkms dkms-6.12)
-declare -A MAKE_IMAGE=([dkms]="make image-dkms" [dkms-6.12]="make image-dkms LINE=6.12")
+declare -A MAKE_IMAGE=([dkms]="make image-dkms LINE=6.1" [dkms-6.12]="make image-dkms LINE=6.12")
 one_off_unset
 [ -f "$BUILD/partloop-dkms.deb" ] || die "no package: run 'make deb'"
 for b in "${BOOTS[@]}"; do

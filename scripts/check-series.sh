@@ -45,15 +45,15 @@ for p in "${patches[@]}"; do
 	# file name for a git object and checks the wrong thing.
 	(cd "$BUILD" && "$SRC/scripts/checkpatch.pl" --strict --quiet --terse --no-tree \
 		--show-types --ignore UNKNOWN_COMMIT_ID "$PATCHES/$p") \
-		> "$BUILD/checkpatch.raw" 2> "$BUILD/checkpatch.err" || true
-	grep -q '^total: ' "$BUILD/checkpatch.raw" \
-		|| die "checkpatch did not run on $p: $(tail -3 "$BUILD/checkpatch.err")"
-	grep -vE "$allowed" "$BUILD/checkpatch.raw" | grep -v '^total: ' > "$BUILD/checkpatch.log" || true
+		> "$BUILD/checkpatch$LSUF.raw" 2> "$BUILD/checkpatch$LSUF.err" || true
+	grep -q '^total: ' "$BUILD/checkpatch$LSUF.raw" \
+		|| die "checkpatch did not run on $p: $(tail -3 "$BUILD/checkpatch$LSUF.err")"
+	grep -vE "$allowed" "$BUILD/checkpatch$LSUF.raw" | grep -v '^total: ' > "$BUILD/checkpatch$LSUF.log" || true
 	# Every Fixes: tag names 12 or more hex digits and the subject.
 	grep -E '^Fixes:' "$PATCHES/$p" | grep -vE '^Fixes: [0-9a-f]{12,40} \(".+"\)$' \
-		| sed 's/^/malformed tag: /' >> "$BUILD/checkpatch.log" || true
-	if [ -s "$BUILD/checkpatch.log" ]; then
-		sed 's/^/    /' "$BUILD/checkpatch.log" >&2
+		| sed 's/^/malformed tag: /' >> "$BUILD/checkpatch$LSUF.log" || true
+	if [ -s "$BUILD/checkpatch$LSUF.log" ]; then
+		sed 's/^/    /' "$BUILD/checkpatch$LSUF.log" >&2
 		log "  checkpatch: $p: NOT clean"
 		bad=$((bad + 1))
 	else
@@ -66,7 +66,7 @@ git -C "$SRC" worktree prune
 git -C "$SRC" worktree add -q --detach "$WT" pristine
 mkdir -p "$OUT"
 cp "$KBUILD/.config" "$OUT/.config"
-log "preparing the bisect build folder (log: build/bisect.log)"
+log "preparing the bisect build folder (log: build/bisect$LSUF.log)"
 kmake "$WT" "$OUT" olddefconfig modules_prepare > "$BUILD/bisect$LSUF.log" 2>&1 || die "modules_prepare failed, see $BUILD/bisect$LSUF.log"
 
 for i in $(seq 0 "$n"); do

@@ -5,12 +5,13 @@
 #                partitioned, robust (stress and races cut to about two
 #                minutes each; their full length runs in check-debug)
 #   builtin      loop built in, partitioned mode from the command line
-#   stock        the stock 6.1 loop.ko for every compat-mode load: the
+#   stock        the line's stock loop.ko for every compat-mode load: the
 #                compat group and the step-by-step mode comparisons
 #   bench-quick  the benchmark in quick mode (scripts/bench.sh): proves
 #                bench/ and the report generator work, judges no figure
-# TESTS=... runs only those, in the main boot.  Ends with "N passed, N
-# failed, N skipped"; non-zero exit on any failure.
+# LINE=6.12: main-6.12, builtin-6.12 and stock-6.12 (the benchmark stays
+# on the default line).  TESTS=... runs only those, in the main boot.
+# Ends with "N passed, N failed, N skipped"; non-zero exit on any failure.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 

@@ -32,14 +32,14 @@ builtin | debug)
 	[ ! -f "$ROOT/kernel/line-$LINE-$VARIANT.config" ] || FRAGMENTS+=("$ROOT/kernel/line-$LINE-$VARIANT.config")
 	KBUILD=$KBUILD-$VARIANT
 	;;
-*) die "unknown kernel variant '$VARIANT' (builtin or debug)" ;;
+*) die "unknown kernel variant '$VARIANT' (builtin, debug or config)" ;;
 esac
 SUFFIX=$LSUF${VARIANT:+-$VARIANT}
 stage "kernel $LINE${VARIANT:+ ($VARIANT)}$( ((CONFIG_ONLY)) && echo ' (configuration)')"
 JOBS=${JOBS:-$(nproc)}
 export KBUILD_BUILD_TIMESTAMP=${KBUILD_BUILD_TIMESTAMP:-2024-01-01}
 export KBUILD_BUILD_USER=partloop KBUILD_BUILD_HOST=partloop
-[ -f "$SRC/.series-applied" ] || die "$SRC is not a complete tree: run 'make tree'"
+[ -f "$SRC/.series-applied" ] || die "$SRC is not a complete tree: run 'make tree${LSUF:+ LINE=$LINE}'"
 command -v ccache >/dev/null || die "ccache missing: run 'make deps'"
 
 mkdir -p "$KBUILD"

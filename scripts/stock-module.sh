@@ -9,8 +9,8 @@ set -euo pipefail
 stage "stock-module $LINE"
 
 OUT=$BUILD/stock$LSUF
-[ -f "$KBUILD/Module.symvers" ] || die "no built guest kernel in $KBUILD: run 'make kernel'"
-git -C "$SRC" rev-parse -q --verify pristine >/dev/null || die "$SRC has no 'pristine' tag: run 'make tree'"
+[ -f "$KBUILD/Module.symvers" ] || die "no built guest kernel in $KBUILD: run 'make kernel${LSUF:+ LINE=$LINE}'"
+git -C "$SRC" rev-parse -q --verify pristine >/dev/null || die "$SRC has no 'pristine' tag: run 'make tree${LSUF:+ LINE=$LINE}'"
 
 mkdir -p "$OUT.new"
 git -C "$SRC" show pristine:drivers/block/loop.c >"$OUT.new/loop.c"

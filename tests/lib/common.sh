@@ -65,7 +65,7 @@ udev_start() { systemctl start "${_udev_units[@]}"; }
 
 # loop_module [PARAM=VALUE...]: reload the loop driver with these
 # parameters (no parameter: the module's defaults).  With LOOP_KO set (the
-# stock boot of scripts/check.sh: the unpatched 6.1 loop.ko built against
+# stock boot of scripts/check.sh: the line's unpatched loop.ko built against
 # this kernel), a load without parameters, which is compat mode, loads
 # that module instead, so that compat cases and the mode comparisons
 # measure the real stock driver.
