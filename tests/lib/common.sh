@@ -198,6 +198,11 @@ expect_blk_partscan() {
 	expect_eq "$1: $f" "$3" "$(cat "$f" 2>&1)"
 }
 
+# queue NAME ATTR: /sys/block/NAME/queue/ATTR (discard_max_bytes, ...).
+queue() { cat "/sys/block/$1/queue/$2"; }
+# notsupp: "operation not supported" lines for loop devices since kmsg_mark.
+notsupp() { kmsg_since | grep -c 'operation not supported error, dev loop' || true; }
+
 # param NAME: the loop module parameter as /sys/module shows it.
 param() { cat "/sys/module/loop/parameters/$1"; }
 
