@@ -74,11 +74,13 @@ setup() {
 
 # describe NODE: how it looks to a user, for the report.
 describe() {
-	local name=${1#/dev/} dio=-
+	local name=${1#/dev/} dio=- sub=-
 	local base=${name%p5}
 	[ -e "/sys/block/$base/loop/dio" ] && dio=$(cat "/sys/block/$base/loop/dio")
-	printf '%s %s size=%s dio=%s\n' "$1" "$(cat "/sys/class/block/$name/dev")" \
-		"$(blockdev --getsize64 "$1")" "$dio"
+	# Absent from the stock driver: "-".
+	[ -e "/sys/block/$base/loop/direct_submit" ] && sub=$(cat "/sys/block/$base/loop/direct_submit")
+	printf '%s %s size=%s dio=%s direct_submit=%s\n' "$1" "$(cat "/sys/class/block/$name/dev")" \
+		"$(blockdev --getsize64 "$1")" "$dio" "$sub"
 }
 
 # --- preparation -------------------------------------------------------------

@@ -102,6 +102,11 @@ def table(lines, head, body):
     lines.append("")
 
 
+# loop/direct_submit each variant must show (bench/run-fio.sh's describe).
+DIRECT_SUBMIT = {"part-dio": "1", "compat-dio": "1", "part-buf": "0",
+                 "file-dio": "0", "stock-dio": "-"}
+
+
 def device_field(desc, key):
     """The value of KEY=VALUE in a devices.txt description, or None."""
     for w in desc.split():
@@ -125,6 +130,13 @@ def check_devices(devices, variants):
         want = {"-dio": "1", "-buf": "0"}.get(v[-4:])
         if want is not None and device_field(devices[v], "dio") != want:
             problems.append(f"devices.txt: {v} has dio={device_field(devices[v], 'dio')}, expected dio={want}")
+        # The path the patched driver takes: direct submission for direct
+        # I/O over the disk, the worker otherwise; the stock driver has no
+        # such attribute.  (Descriptions from before the attribute lack it.)
+        sub = device_field(devices[v], "direct_submit")
+        want = DIRECT_SUBMIT.get(v)
+        if sub is not None and want is not None and sub != want:
+            problems.append(f"devices.txt: {v} has direct_submit={sub}, expected direct_submit={want}")
     return problems
 
 
