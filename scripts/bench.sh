@@ -2,14 +2,17 @@
 # Stage "bench": make the data disk, boot boots/bench.conf (or
 # bench-quick.conf) in which the guest runs bench/run (bench/run-fio.sh:
 # fio over the raw partition and loop partitions, patched and stock
-# driver; bench/run-attach.sh: attach/scan timing), then write the report
-# with scripts/bench-report.py.
+# driver; bench/run-attach.sh: attach/scan timing), then the boot it names
+# as its cost boot (bench-cost.conf, bench-quick-cost.conf: one vCPU
+# under -icount, bench/run-cost.sh: CPU time per I/O), then write the
+# report with scripts/bench-report.py.
 #
 # env: BENCH_QUICK=1   the quick boot: a few seconds per job, proves the
 #                      scripts and the report generator (make check), the
 #                      figures mean nothing
 #      BENCH_RUNTIME, BENCH_RAMP, BENCH_REPS, BENCH_ENGINES, BENCH_JOBS,
-#      BENCH_CYCLE_SECONDS: override the boot's settings (tests/settings)
+#      BENCH_CYCLE_SECONDS, BENCH_COST_*: override the boots' settings
+#                      (tests/settings)
 #      BENCH_DIR       results and report (default: the boot's results,
 #                      build/bench or build/results/bench-quick)
 # Ends with "N passed, N failed, N skipped": the parts of bench/run in the
@@ -25,6 +28,8 @@ boot=${BOOT:-bench}
 [ -n "${BOOT:-}" ] || [ "${BENCH_QUICK:-0}" = 0 ] || boot=bench-quick
 unset BENCH_QUICK BOOT
 read_boot "$boot"
+cost=${BOOTCONF[cost]}
+[ -n "$cost" ] || die "boots/$boot.conf names no cost boot (cost = ...): the report needs the cost measure"
 read -r P1_MIB P5_MIB <<<"${BOOTCONF[bench_mib]}"
 [[ ${P1_MIB:-} =~ ^[0-9]+$ && ${P5_MIB:-} =~ ^[0-9]+$ ]] || die "boots/$boot.conf: bench_mib must be two sizes in MiB"
 OUT=${BENCH_DIR:-$BUILD/${BOOTCONF[results]}}
@@ -48,8 +53,14 @@ truncate -s $(((1 + P1_MIB + 3 + P5_MIB + 1) * 1024 * 1024)) "$DISK"
 	echo "size=$((P5_MIB * 2048)), type=linux, name=measured"
 } | sfdisk -q "$DISK" >/dev/null || die "sfdisk could not partition $DISK"
 
+# The boot's cost measure (its "cost" boot, one vCPU under -icount)
+# follows on the same disk, its results in OUT/cost.
 rc=0
 BOOT=$boot RESULTS_DIR=$OUT "$ROOT/scripts/boot.sh" || rc=1
+crc=0
+if ((rc == 0)); then
+	BOOT=$cost RESULTS_DIR=$OUT/cost "$ROOT/scripts/boot.sh" || crc=1
+fi
 rm -f "$DISK"
 
 stage report
@@ -59,10 +70,19 @@ stage report
 	echo "qemu: $(qemu-system-x86_64 --version | head -1), accel=tcg (no KVM)"
 	echo "bench disk: raw sparse file on the host's $(stat -f -c %T "$BUILD") file system, virtio-blk, cache=none, aio=threads"
 } >"$OUT/host.txt"
-# The totals: the boot's (bench/run's parts and the host's checks) and the
-# report as one more case, skipped when the boot failed.
+# The totals: the two boots' (bench/run's parts and the host's checks),
+# the cost boot as one skipped case when the first failed, and the report
+# as one more case, skipped when a boot failed.
 read -r p f s < <(read_summary "$OUT/summary")
 ((rc == 0 || f > 0)) || f=1
+if ((rc == 0)); then
+	read -r cp cf cs < <(read_summary "$OUT/cost/summary")
+	((crc == 0 || cf > 0)) || cf=1
+	p=$((p + cp)) f=$((f + cf)) s=$((s + cs)) rc=$crc
+else
+	log "no cost boot: the first boot failed"
+	s=$((s + 1))
+fi
 if ((rc == 0)); then
 	if "$PY" "$ROOT/scripts/bench-report.py" "$OUT"; then
 		log "report: ${OUT#"$ROOT"/}/report.md"

@@ -83,7 +83,7 @@ else
 fi
 cmdline+=" ${BOOTCONF[cmdline]} ${EXTRA_CMDLINE:-}"
 
-qemu=(qemu-system-x86_64 -machine "q35,accel=tcg" -cpu max -smp 2 -m 2G
+qemu=(qemu-system-x86_64 -machine "q35,accel=tcg" -cpu max -smp "${BOOTCONF[smp]}" -m 2G
 	-nographic -nodefaults -no-reboot -serial stdio
 	-object "rng-random,filename=/dev/urandom,id=rng0" -device "virtio-rng-pci,rng=rng0"
 	-kernel "$KERNEL" -initrd "${IMAGE%.raw}.initrd" -append "$cmdline"
@@ -91,6 +91,7 @@ qemu=(qemu-system-x86_64 -machine "q35,accel=tcg" -cpu max -smp 2 -m 2G
 	-device "virtio-blk-pci,drive=root"
 	-virtfs "local,path=$ROOT,mount_tag=project,security_model=none,readonly=on"
 	-virtfs "local,path=$RES,mount_tag=results,security_model=none")
+[ -z "${BOOTCONF[icount]}" ] || qemu+=(-icount "${BOOTCONF[icount]}")
 qemu+=("${drives[@]}")
 printf '%q ' "${qemu[@]}" > "$RES/qemu.cmd"; echo >> "$RES/qemu.cmd"
 

@@ -80,19 +80,23 @@ external_module() {
 # associative array BOOTCONF (kernel, image: paths under $BUILD; cmdline;
 # disks: of scratch, dos83, bench; tests: groups or cases; run: tests or
 # bench; timeout: seconds; results: folder under $BUILD; bench_mib: sizes
-# of the bench disk's file system and measured partitions).  UPPERCASE keys
+# of the bench disk's file system and measured partitions; smp: vCPUs,
+# default 2; icount: QEMU's -icount argument, none by default; cost: the
+# boot that measures cost per I/O after this one, for scripts/bench.sh).
+# UPPERCASE keys
 # are guest settings and go to BOOT_SET; each must be one that
 # tests/settings declares.  "base = OTHER" takes every key of
 # boots/OTHER.conf where it stands, so that a boot of another kernel line
 # says only what differs; results is never inherited (results/NAME).
 declare -A BOOTCONF=() BOOT_SET=()
 read_boot() {
-	BOOTCONF=([name]=$1 [kernel]="" [image]="" [cmdline]="" [disks]="" [tests]="" [run]=tests [timeout]=1800 [results]="" [bench_mib]="")
+	BOOTCONF=([name]=$1 [kernel]="" [image]="" [cmdline]="" [disks]="" [tests]="" [run]=tests [timeout]=1800 [results]="" [bench_mib]="" [smp]=2 [icount]="" [cost]="")
 	BOOT_SET=()
 	_read_boot_file "$1" "$1"
 	[ -n "${BOOTCONF[results]}" ] || BOOTCONF[results]=results/$1
 	[[ ${BOOTCONF[run]} == tests || ${BOOTCONF[run]} == bench ]] || die "boots/$1.conf: run = tests or bench, not '${BOOTCONF[run]}'"
 	[[ ${BOOTCONF[timeout]} =~ ^[0-9]+$ ]] || die "boots/$1.conf: timeout '${BOOTCONF[timeout]}' is not a number of seconds"
+	[[ ${BOOTCONF[smp]} =~ ^[1-4]$ ]] || die "boots/$1.conf: smp '${BOOTCONF[smp]}' is not 1 to 4 vCPUs (the kernel has NR_CPUS=4)"
 }
 
 # _read_boot_file NAME CHAIN: the keys of boots/NAME.conf into BOOTCONF and
@@ -113,13 +117,13 @@ _read_boot_file() {
 			_read_boot_file "$val" "$2 $val"
 			BOOTCONF[results]=$keep
 			;;
-		kernel | image | cmdline | disks | tests | run | timeout | results | bench_mib) BOOTCONF[$key]=$val ;;
+		kernel | image | cmdline | disks | tests | run | timeout | results | bench_mib | smp | icount | cost) BOOTCONF[$key]=$val ;;
 		[A-Z]*)
 			grep -qx "$key" < <(settings_names) ||
 				die "boots/$1.conf: $key is no setting tests/settings declares"
 			BOOT_SET[$key]=$val
 			;;
-		*) die "boots/$1.conf: unknown key '$key' (base kernel image cmdline disks tests run timeout results, or a setting)" ;;
+		*) die "boots/$1.conf: unknown key '$key' (base kernel image cmdline disks tests run timeout results bench_mib smp icount cost, or a setting)" ;;
 		esac
 	done <"$f"
 }

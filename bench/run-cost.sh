@@ -1,0 +1,156 @@
+#!/bin/bash
+# bench/run-cost.sh: the guest CPU time each I/O costs, raw and through
+# loop devices, inside the cost boot (boots/bench-cost.conf: one vCPU,
+# QEMU -icount shift=0,sleep=on), run by bench/run.
+#
+# usage: run-cost.sh OUTDIR
+# settings (tests/settings): BENCH_COST_IOS (I/Os in a window of a 4 KiB
+#        job; 1 MiB jobs do a quarter; whole batches of the job's queue
+#        depth in either case), BENCH_COST_WINDOWS,
+#        BENCH_COST_REPS, BENCH_COST_JOBS, BENCH_COST_VARIANTS, STOCK_KO,
+#        BENCH_QUICK; TOOLS (the helpers, set by tests/boot-entry)
+#
+# The measure.  Under -icount shift=0 the guest's clock advances exactly
+# 1 ns per instruction the vCPU executes; with sleep=on it follows the
+# host's clock only while the vCPU is halted.  The kernel (NO_HZ_IDLE)
+# accounts the halted time in tick_sched's idle_sleeptime and
+# iowait_sleeptime to the nanosecond, so
+#     busy = delta "now" - delta idle_sleeptime - delta iowait_sleeptime
+# read from /proc/timer_list is the number of instructions the guest ran:
+# no sampling, and no dependence on the host's load or the disk's latency.
+# build/tools/iocost (tools/iocost.c) does the I/O of a job of bench/jobs
+# (its rw, bs and iodepth; O_DIRECT, io_submit/io_getevents as fio's
+# libaio engine) in batches of the queue depth, sleeping after each batch
+# until the disk and the guest have completed it, and reads the busy time
+# itself around each of BENCH_COST_WINDOWS windows of N I/Os after N to
+# warm up; the figure is the median window's cost per I/O.
+# What was tried first, and why it is not so: fio around a whole run (its
+# start-up, some 600 million instructions, varied by more than the I/O
+# measured); I/O without the sleep (whether a completion came before or
+# after the submitter slept depended on the host's timing, and moved
+# identical runs by up to 15 %); the difference of two windows of N and
+# 2N (one window that a daemon's work fell into spoilt it, the median of
+# many does not).  Everything the guest runs in a window counts: the
+# system calls and the sleep, the block layer, loop, virtio-blk,
+# interrupts.
+#
+# Writes OUTDIR/cost.csv:
+#     VARIANT,JOB,REP,IOS,WINDOWS,MEDIAN_NS,MIN_NS,MAX_NS,LATE
+# and OUTDIR/cost-meta.txt, OUTDIR/cost-devices.txt.
+# Order: for each repetition, every variant in turn, each with every job.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+OUT=$(realpath -m "${1:?usage: run-cost.sh OUTDIR}")
+# shellcheck source=tests/settings
+. "$HERE/../tests/settings"
+# shellcheck source=bench/lib.sh
+. "$HERE/lib.sh"
+IOS=$BENCH_COST_IOS WINDOWS=$BENCH_COST_WINDOWS REPS=$BENCH_COST_REPS JOBS=$BENCH_COST_JOBS
+IOCOST=${TOOLS:-$HERE/../build/tools}/iocost
+[ -x "$IOCOST" ] || die "no $IOCOST: run 'make tools' on the host"
+read -r -a VARIANTS <<<"$BENCH_COST_VARIANTS"
+for j in $JOBS; do
+	[ -f "$HERE/jobs/$j.fio" ] || die "no job file bench/jobs/$j.fio"
+done
+{ [[ $IOS =~ ^[0-9]+$ ]] && ((IOS >= 4)); } || die "BENCH_COST_IOS=$IOS: give at least 4 I/Os"
+{ [[ $WINDOWS =~ ^[0-9]+$ ]] && ((WINDOWS >= 1)); } || die "BENCH_COST_WINDOWS=$WINDOWS: give at least 1"
+
+# The measure holds on one CPU only: with two, one CPU's busy time is not
+# the work done, and the idle time of the other is not read.
+(($(nproc) == 1)) || die "the cost measure needs one vCPU, the guest has $(nproc): boot boots/bench-cost.conf"
+grep -q '\.idle_sleeptime' /proc/timer_list \
+	|| die "/proc/timer_list has no idle_sleeptime: the guest kernel lacks CONFIG_NO_HZ_IDLE (kernel/guest.config)"
+
+# job_args JOB: iocost's "read|write rand|seq BLOCK_SIZE QUEUE_DEPTH" from
+# bench/jobs/JOB.fio's rw, bs and iodepth.  (iocost's WAIT_US, how long it
+# sleeps after submitting a batch, comes from the same: long enough for the
+# disk to answer and the guest to take the completions, see
+# wait_us.)
+job_args() {
+	awk -F= '/^rw=/ { rw = $2 } /^bs=/ { bs = $2 } /^iodepth=/ { qd = $2 }
+	END {
+		dir = rw ~ /write/ ? "write" : "read"; pat = rw ~ /^rand/ ? "rand" : "seq"
+		n = bs + 0; u = tolower(substr(bs, length(bs)))
+		if (u == "k") n *= 1024; else if (u == "m") n *= 1048576
+		if (rw == "" || n <= 0 || qd == "") exit 1
+		print dir, pat, n, qd
+	}' "$HERE/jobs/$1.fio" || die "bench/jobs/$1.fio lacks rw=, bs= or iodepth="
+}
+
+# window_ios JOB N: the I/Os of a window of JOB: N for a 4 KiB job, N/4 for
+# a 1 MiB one, rounded up to whole batches of its queue depth.
+window_ios() {
+	local line args n=$2
+	line=$(job_args "$1") || exit 1
+	read -r -a args <<<"$line"
+	((args[2] < 1048576)) || n=$((n / 4))
+	echo $(((n + args[3] - 1) / args[3] * args[3]))
+}
+
+# wait_us BLOCK_SIZE QUEUE_DEPTH: the sleep after each batch, in
+# microseconds: 4 ms, and 30 us more for each 4 KiB of the batch.  Under
+# -icount the guest runs some 50 million instructions a second, so the
+# guest's own share of an I/O through the loop worker takes a few ms of
+# the host's time.  Too short shows as late batches in cost.csv.
+wait_us() { echo $((4000 + $2 * $1 * 30 / 4096)); }
+
+# run_job DEV JOB N: "MEDIAN_NS MIN_NS MAX_NS LATE" of iocost doing JOB on
+# DEV in windows of N I/Os (whole batches: window_ios).
+run_job() {
+	local out args n=$3 line
+	line=$(job_args "$2") || exit 1
+	read -r -a args <<<"$line"
+	out=$("$IOCOST" "$1" "${args[@]}" "$n" "$WINDOWS" "$(wait_us "${args[2]}" "${args[3]}")" 2>&1) \
+		|| die "iocost $2 on $1 failed: $out"
+	[[ $out =~ ^-?[0-9]+\ -?[0-9]+\ -?[0-9]+\ [0-9]+$ ]] || die "iocost $2 on $1 printed '$out', expected four numbers"
+	echo "$out"
+}
+
+prepare_disk
+{
+	guest_meta
+	echo "ios: $IOS"
+	echo "windows: $WINDOWS"
+	echo "reps: $REPS"
+	echo "quick: $BENCH_QUICK"
+	echo "jobs: $JOBS"
+	echo "variants: ${VARIANTS[*]}"
+	echo "clocksource: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+} >"$OUT/cost-meta.txt"
+say "cost per I/O: ${#VARIANTS[@]} variants x $(wc -w <<<"$JOBS") jobs x $REPS repetition(s), $WINDOWS windows of N=$IOS I/Os (1 MiB jobs: N/4; whole batches)"
+
+CSV=$OUT/cost.csv
+: >"$CSV"
+: >"$OUT/cost-devices.txt"
+total=$((REPS * $(wc -w <<<"$JOBS") * ${#VARIANTS[@]}))
+k=0
+# Each variant is set up once per repetition and measured with every job.
+for rep in $(seq "$REPS"); do
+	for v in "${VARIANTS[@]}"; do
+		setup "$v"
+		((rep > 1)) || echo "$v $(describe "$NODE") module=${MODULE:-none}" >>"$OUT/cost-devices.txt"
+		# Once per set-up: a busy guest runs at some 50 million
+		# instructions a second here, and these take seconds.  Nothing
+		# of udev's (probing the partitions just made) in the windows.
+		sync
+		echo 3 >/proc/sys/vm/drop_caches
+		settle
+		for job in $JOBS; do
+			n=$(window_ios "$job" "$IOS") || exit 1
+			# Buffered: what the previous job read or wrote must not
+			# be found in the page cache (iocost's offsets repeat).
+			if [ "$v" = part-buf ]; then
+				sync
+				echo 3 >/proc/sys/vm/drop_caches
+			fi
+			k=$((k + 1))
+			t0=$(date +%s)
+			line=$(run_job "$NODE" "$job" "$n") || exit 1
+			read -r med lo hi late <<<"$line"
+			echo "$v,$job,$rep,$n,$WINDOWS,$med,$lo,$hi,$late" >>"$CSV"
+			say "cost $k/$total: rep $rep $job on $v: $med ns per I/O [$lo-$hi], $late late batch(es) ($(($(date +%s) - t0))s)"
+		done
+	done
+done
+detach_all
+say "cost done"

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * iocost: the guest CPU time a number of direct I/Os cost, measured inside
+ * one process so that nothing of its start-up is counted
+ * (bench/run-cost.sh, in the cost boot: one vCPU under QEMU -icount).
+ *
+ * usage: iocost DEVICE read|write rand|seq BLOCK_SIZE QUEUE_DEPTH N WINDOWS WAIT_US
+ *
+ * Opens DEVICE with O_DIRECT and submits I/Os of BLOCK_SIZE bytes in
+ * batches of QUEUE_DEPTH with io_submit() (fio's libaio engine makes the
+ * same calls), sleeps WAIT_US microseconds, and reaps the batch with
+ * io_getevents(); offsets come from a fixed pseudo-random sequence (rand)
+ * or one after the other (seq), wrapping at the end of the device.
+ * It does N I/Os to warm up, then WINDOWS windows of N I/Os, and reads
+ * the CPU's busy time before and after each window from /proc/timer_list:
+ * busy = "now at" - .idle_sleeptime - .iowait_sleeptime (tick_sched's,
+ * NO_HZ_IDLE; to the nanosecond), less what one read of the file costs.
+ * It prints one line,
+ *
+ *     MEDIAN_NS MIN_NS MAX_NS LATE
+ *
+ * the median, least and greatest cost of one I/O over the windows (the
+ * median leaves out a window into which a daemon's or a timer's work
+ * fell), and the number of batches in the windows that were not
+ * complete after the wait (see run()).
+ * Needs one online CPU: with more, one CPU's busy time is not the work.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/aio_abi.h>
+#include <linux/fs.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static void die(const char *what)
+{
+	fprintf(stderr, "iocost: %s: %s\n", what, errno ? strerror(errno) : "failed");
+	exit(1);
+}
+
+static char tl[1 << 20];
+
+/* Busy nanoseconds of CPU 0 since boot, from /proc/timer_list. */
+static uint64_t busy_ns(void)
+{
+	unsigned long long now = 0, idle = 0, iowait = 0;
+	int fd = open("/proc/timer_list", O_RDONLY | O_CLOEXEC);
+	size_t len = 0;
+	ssize_t n;
+	char *p;
+	int have = 0;
+
+	if (fd < 0)
+		die("open /proc/timer_list");
+	while ((n = read(fd, tl + len, sizeof(tl) - 1 - len)) > 0)
+		len += n;
+	if (n < 0)
+		die("read /proc/timer_list");
+	close(fd);
+	tl[len] = 0;
+	for (p = tl; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (sscanf(p, "now at %llu nsecs", &now) == 1)
+			have |= 1;
+		else if (sscanf(p, " .idle_sleeptime : %llu nsecs", &idle) == 1)
+			have |= 2;
+		else if (sscanf(p, " .iowait_sleeptime: %llu nsecs", &iowait) == 1)
+			have |= 4;
+		if (have == 7)
+			break;
+	}
+	if (have != 7) {
+		errno = 0;
+		die("/proc/timer_list lacks now at, .idle_sleeptime or .iowait_sleeptime (CONFIG_NO_HZ_IDLE?)");
+	}
+	return now - idle - iowait;
+}
+
+static aio_context_t ctx;
+static struct iocb *cbs;
+static int fd, is_write, is_rand, qd;
+static uint64_t bs, nblocks, next, rnd = 2004;
+
+static uint64_t next_offset(void)
+{
+	if (!is_rand)
+		return (next++ % nblocks) * bs;
+	rnd = rnd * 6364136223846793005ULL + 1442695040888963407ULL;
+	return ((rnd >> 17) % nblocks) * bs;
+}
+
+static void prep(struct iocb *cb)
+{
+	cb->aio_lio_opcode = is_write ? IOCB_CMD_PWRITE : IOCB_CMD_PREAD;
+	cb->aio_offset = next_offset();
+}
+
+static struct timespec wait;
+static uint64_t late;
+
+/*
+ * n I/Os in batches of qd: submit a batch, sleep for the wait, reap the
+ * batch.  The wait is longer than the disk takes, so the completions
+ * arrive while the submitter sleeps and io_getevents() finds them all:
+ * every I/O takes the same path through the kernel, whether the disk
+ * answers in 50 us or in 500.  A batch that is not complete after the
+ * wait is counted in "late" and waited for.
+ */
+static void run(uint64_t n)
+{
+	struct timespec zero = { 0, 0 };
+	struct io_event ev[256];
+	struct iocb *list[256];
+	uint64_t done = 0;
+	int i, k, m, got, first;
+
+	while (done < n) {
+		m = n - done < (uint64_t)qd ? (int)(n - done) : qd;
+		for (i = 0; i < m; i++) {
+			prep(&cbs[i]);
+			list[i] = &cbs[i];
+		}
+		if (syscall(SYS_io_submit, ctx, m, list) != m)
+			die("io_submit");
+		while (nanosleep(&wait, NULL))
+			if (errno != EINTR)
+				die("nanosleep");
+		/* First look without waiting; then wait for what is missing. */
+		for (got = 0, first = 1; got < m; got += k, first = 0) {
+			k = syscall(SYS_io_getevents, ctx, first ? 0 : m - got, m - got, ev,
+				    first ? &zero : NULL);
+			if (k < 0) {
+				if (errno == EINTR) {
+					k = 0;
+					continue;
+				}
+				die("io_getevents");
+			}
+			if (first && k < m)
+				late++;
+			for (i = 0; i < k; i++) {
+				if (ev[i].res != (int64_t)bs) {
+					errno = ev[i].res < 0 ? -ev[i].res : 0;
+					die(is_write ? "a write did not complete" : "a read did not complete");
+				}
+			}
+		}
+		done += m;
+	}
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t size, n, b0, b1, e = 0;
+	double *cost;
+	char *buf;
+	int i, windows;
+
+	if (argc != 9 || (strcmp(argv[2], "read") && strcmp(argv[2], "write")) ||
+	    (strcmp(argv[3], "rand") && strcmp(argv[3], "seq"))) {
+		fprintf(stderr, "usage: iocost DEVICE read|write rand|seq BLOCK_SIZE QUEUE_DEPTH N WINDOWS WAIT_US\n");
+		return 2;
+	}
+	is_write = !strcmp(argv[2], "write");
+	is_rand = !strcmp(argv[3], "rand");
+	bs = strtoull(argv[4], NULL, 0);
+	qd = atoi(argv[5]);
+	n = strtoull(argv[6], NULL, 0);
+	windows = atoi(argv[7]);
+	wait.tv_sec = strtoul(argv[8], NULL, 0) / 1000000;
+	wait.tv_nsec = strtoul(argv[8], NULL, 0) % 1000000 * 1000;
+	if (bs < 512 || bs % 512 || qd < 1 || qd > 256 || n < 1 || windows < 1 || windows > 1000) {
+		fprintf(stderr, "iocost: BLOCK_SIZE a multiple of 512, QUEUE_DEPTH 1..256, N at least 1, WINDOWS 1..1000\n");
+		return 2;
+	}
+	if (sysconf(_SC_NPROCESSORS_ONLN) != 1) {
+		fprintf(stderr, "iocost: %ld CPUs online: the measure needs one\n", sysconf(_SC_NPROCESSORS_ONLN));
+		return 2;
+	}
+	fd = open(argv[1], (is_write ? O_RDWR : O_RDONLY) | O_DIRECT | O_CLOEXEC);
+	if (fd < 0)
+		die(argv[1]);
+	if (ioctl(fd, BLKGETSIZE64, &size))
+		die("BLKGETSIZE64");
+	nblocks = size / bs;
+	if (!nblocks) {
+		errno = 0;
+		die("the device is smaller than one block");
+	}
+	if (posix_memalign((void **)&buf, 4096, bs * qd))
+		die("posix_memalign");
+	memset(buf, 0x5a, bs * qd);
+	cbs = calloc(qd, sizeof(*cbs));
+	cost = calloc(windows, sizeof(*cost));
+	if (!cbs || !cost)
+		die("calloc");
+	for (i = 0; i < qd; i++) {
+		cbs[i].aio_fildes = fd;
+		cbs[i].aio_buf = (uintptr_t)(buf + i * bs);
+		cbs[i].aio_nbytes = bs;
+		cbs[i].aio_data = i;
+	}
+	if (syscall(SYS_io_setup, qd, &ctx))
+		die("io_setup");
+
+	run(n);
+	late = 0;
+	/* What reading /proc/timer_list costs: the least of a few reads. */
+	for (i = 0; i < 5; i++) {
+		b0 = busy_ns();
+		b1 = busy_ns() - b0;
+		if (!i || b1 < e)
+			e = b1;
+	}
+	for (i = 0; i < windows; i++) {
+		b0 = busy_ns();
+		run(n);
+		b1 = busy_ns();
+		if (b1 - b0 <= e) {
+			errno = 0;
+			die("a window cost no more than reading /proc/timer_list");
+		}
+		cost[i] = (double)(b1 - b0 - e) / n;
+	}
+	qsort(cost, windows, sizeof(*cost), cmp_double);
+	printf("%.0f %.0f %.0f %llu\n",
+	       windows % 2 ? cost[windows / 2] : (cost[windows / 2 - 1] + cost[windows / 2]) / 2,
+	       cost[0], cost[windows - 1], (unsigned long long)late);
+	return 0;
+}
