@@ -153,6 +153,13 @@ describe() {
 		"$(blockdev --getsize64 "$1")" "$dio" "$sub"
 }
 
+# drop_caches: write back and drop the page cache, so that no run finds
+# what the one before it read or wrote.
+drop_caches() {
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+}
+
 # guest_meta: the guest's side of the setup, "key: value" lines.
 guest_meta() {
 	echo "kernel: $(uname -r) ($(uname -v))"

@@ -77,14 +77,12 @@ job_args() {
 	}' "$HERE/jobs/$1.fio" || die "bench/jobs/$1.fio lacks rw=, bs= or iodepth="
 }
 
-# window_ios JOB N: the I/Os of a window of JOB: N for a 4 KiB job, N/4 for
-# a 1 MiB one, rounded up to whole batches of its queue depth.
+# window_ios BLOCK_SIZE QUEUE_DEPTH N: the I/Os of a window: N for a job of
+# 4 KiB I/Os, N/4 for one of 1 MiB, rounded up to whole batches.
 window_ios() {
-	local line args n=$2
-	line=$(job_args "$1") || exit 1
-	read -r -a args <<<"$line"
-	((args[2] < 1048576)) || n=$((n / 4))
-	echo $(((n + args[3] - 1) / args[3] * args[3]))
+	local n=$3
+	(($1 < 1048576)) || n=$((n / 4))
+	echo $(((n + $2 - 1) / $2 * $2))
 }
 
 # wait_us BLOCK_SIZE QUEUE_DEPTH: the sleep after each batch, in
@@ -94,15 +92,14 @@ window_ios() {
 # the host's time.  Too short shows as late batches in cost.csv.
 wait_us() { echo $((4000 + $2 * $1 * 30 / 4096)); }
 
-# run_job DEV JOB N: "MEDIAN_NS MIN_NS MAX_NS LATE" of iocost doing JOB on
-# DEV in windows of N I/Os (whole batches: window_ios).
+# run_job DEV JOB N DIR PATTERN BLOCK_SIZE QUEUE_DEPTH: "MEDIAN_NS MIN_NS
+# MAX_NS LATE" of iocost doing JOB (its job_args) on DEV in windows of N
+# I/Os (window_ios).
 run_job() {
-	local out args n=$3 line
-	line=$(job_args "$2") || exit 1
-	read -r -a args <<<"$line"
-	out=$("$IOCOST" "$1" "${args[@]}" "$n" "$WINDOWS" "$(wait_us "${args[2]}" "${args[3]}")" 2>&1) \
+	local out
+	out=$("$IOCOST" "$1" "${@:4}" "$3" "$WINDOWS" "$(wait_us "$6" "$7")" 2>&1) \
 		|| die "iocost $2 on $1 failed: $out"
-	[[ $out =~ ^-?[0-9]+\ -?[0-9]+\ -?[0-9]+\ [0-9]+$ ]] || die "iocost $2 on $1 printed '$out', expected four numbers"
+	[[ $out =~ ^[0-9]+\ [0-9]+\ [0-9]+\ [0-9]+$ ]] || die "iocost $2 on $1 printed '$out', expected four numbers"
 	echo "$out"
 }
 
@@ -132,20 +129,18 @@ for rep in $(seq "$REPS"); do
 		# Once per set-up: a busy guest runs at some 50 million
 		# instructions a second here, and these take seconds.  Nothing
 		# of udev's (probing the partitions just made) in the windows.
-		sync
-		echo 3 >/proc/sys/vm/drop_caches
+		drop_caches
 		settle
 		for job in $JOBS; do
-			n=$(window_ios "$job" "$IOS") || exit 1
+			line=$(job_args "$job") || exit 1
+			read -r -a args <<<"$line"
+			n=$(window_ios "${args[2]}" "${args[3]}" "$IOS")
 			# Buffered: what the previous job read or wrote must not
 			# be found in the page cache (iocost's offsets repeat).
-			if [ "$v" = part-buf ]; then
-				sync
-				echo 3 >/proc/sys/vm/drop_caches
-			fi
+			[ "$v" != part-buf ] || drop_caches
 			k=$((k + 1))
 			t0=$(date +%s)
-			line=$(run_job "$NODE" "$job" "$n") || exit 1
+			line=$(run_job "$NODE" "$job" "$n" "${args[@]}") || exit 1
 			read -r med lo hi late <<<"$line"
 			echo "$v,$job,$rep,$n,$WINDOWS,$med,$lo,$hi,$late" >>"$CSV"
 			say "cost $k/$total: rep $rep $job on $v: $med ns per I/O [$lo-$hi], $late late batch(es) ($(($(date +%s) - t0))s)"

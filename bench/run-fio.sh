@@ -66,8 +66,7 @@ for rep in $(seq "$REPS"); do
 			fi
 			for eng in $ENGINES; do
 				n=$((n + 1))
-				sync
-				echo 3 >/proc/sys/vm/drop_caches
+				drop_caches
 				t0=$(date +%s)
 				json=$OUT/fio/$v.$job.$eng.$rep.json
 				# From bench/jobs, where fio finds global.inc.
