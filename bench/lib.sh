@@ -80,28 +80,41 @@ FS=/mnt/benchfs
 DISK=
 NODE=	# partition 5 of the variant set up last (setup)
 
-# prepare_disk: DISK becomes the bench disk; partition 5 is written once
-# (so that no variant reads holes of the host's sparse file while another
-# reads data), p1 gets an ext4 mounted on FS with disk.img on it: the
-# disk's layout with a p5 of the same size, its blocks written so that
-# ext4 has no unwritten extents to short-cut reads.
+# part DISK N: the node of partition N of DISK (vda5, nullb0p5).
+part() {
+	if [[ $1 == *[0-9] ]]; then echo "${1}p$2"; else echo "$1$2"; fi
+}
+
+# prepare_disk [DISK]: DISK (default: the virtio disk with serial "bench",
+# partitioned by scripts/bench.sh) becomes the bench disk; partition 5 is
+# written once (so that no variant reads holes of the host's sparse file
+# while another reads data), p1 gets an ext4 mounted on FS with disk.img
+# on it: the disk's layout with a p5 of the same size, its blocks written
+# so that ext4 has no unwritten extents to short-cut reads.
+# shellcheck disable=SC2120  # the disk is optional
 prepare_disk() {
-	[ -e /dev/disk/by-id/virtio-bench ] || die "no disk with serial 'bench' (boot with scripts/bench.sh)"
-	DISK=$(readlink -f /dev/disk/by-id/virtio-bench)
-	if [ ! -b "${DISK}5" ] || [ ! -b "${DISK}1" ]; then
-		die "$DISK lacks partitions 1 and 5 (made by scripts/bench.sh)"
+	if (($#)); then
+		DISK=$1
+	else
+		[ -e /dev/disk/by-id/virtio-bench ] || die "no disk with serial 'bench' (boot with scripts/bench.sh)"
+		DISK=$(readlink -f /dev/disk/by-id/virtio-bench)
 	fi
-	say "filling ${DISK}5 and making the ext4 file system on ${DISK}1"
-	dd if=/dev/zero of="${DISK}5" bs=1M count=$(($(blockdev --getsize64 "${DISK}5") / 1048576)) oflag=direct status=none \
-		|| die "filling ${DISK}5 failed"
+	local p1 p5
+	p1=$(part "$DISK" 1) p5=$(part "$DISK" 5)
+	if [ ! -b "$p5" ] || [ ! -b "$p1" ]; then
+		die "$DISK lacks partitions 1 and 5 (made by scripts/bench.sh, or run-cost.sh's make_nullb)"
+	fi
+	say "filling $p5 and making the ext4 file system on $p1"
+	dd if=/dev/zero of="$p5" bs=1M count=$(($(blockdev --getsize64 "$p5") / 1048576)) oflag=direct status=none \
+		|| die "filling $p5 failed"
 	# Inode tables and journal written now: ext4lazyinit writing them in
 	# the background would run into the measurements.
-	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 -L benchfs "${DISK}1" || die "mkfs.ext4 ${DISK}1 failed"
+	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 -L benchfs "$p1" || die "mkfs.ext4 $p1 failed"
 	mkdir -p "$FS"
-	mount "${DISK}1" "$FS"
+	mount "$p1" "$FS"
 	trap 'losetup -D; umount "$FS" 2>/dev/null || true' EXIT
 	local p5_sectors img_mib
-	p5_sectors=$(($(blockdev --getsize64 "${DISK}5") / 512))
+	p5_sectors=$(($(blockdev --getsize64 "$p5") / 512))
 	img_mib=$(((2048 + 4 * 2048 + p5_sectors + 2048) / 2048 + 1))
 	dd if=/dev/zero of="$FS/disk.img" bs=1M count="$img_mib" conv=fsync status=none || die "writing $FS/disk.img failed"
 	{
@@ -119,7 +132,7 @@ setup() {
 	[[ $1 == *file* ]] && back=$FS/disk.img
 	case $1 in
 	raw)
-		NODE=${DISK}5
+		NODE=$(part "$DISK" 5)
 		return ;;
 	part-dio | part-buf | file-dio)
 		use_module patched max_part=8
@@ -160,13 +173,23 @@ drop_caches() {
 	echo 3 >/proc/sys/vm/drop_caches
 }
 
+# disk_driver DISK: what drives it, as a user would name it.
+disk_driver() {
+	case ${1#/dev/} in
+	vd*) echo virtio-blk ;;
+	nullb*) echo "null_blk ($(for p in queue_mode irqmode memory_backed max_sectors; do
+		printf '%s=%s ' "$p" "$(cat "/sys/module/null_blk/parameters/$p")"; done | sed 's/ $//'))" ;;
+	*) echo "?" ;;
+	esac
+}
+
 # guest_meta: the guest's side of the setup, "key: value" lines.
 guest_meta() {
 	echo "kernel: $(uname -r) ($(uname -v))"
 	echo "cmdline: $(cat /proc/cmdline)"
 	echo "guest cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) vCPU"
 	echo "guest memory: $(awk '/MemTotal/ { printf "%d MiB", $2 / 1024 }' /proc/meminfo)"
-	echo "disk: $DISK, virtio-blk, I/O scheduler $(sed -E 's/.*\[(.*)\].*/\1/' "/sys/block/${DISK#/dev/}/queue/scheduler")"
+	echo "disk: $DISK, $(disk_driver "$DISK"), I/O scheduler $(sed -E 's/.*\[(.*)\].*/\1/' "/sys/block/${DISK#/dev/}/queue/scheduler")"
 	echo "fio: $(fio --version)"
 	echo "util-linux: $(losetup --version)"
 	echo "patched loop.ko: $(modinfo -n loop) sha256 $(sha256sum "$(modinfo -n loop)" | cut -c1-16)"

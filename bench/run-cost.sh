@@ -6,7 +6,7 @@
 # usage: run-cost.sh OUTDIR
 # settings (tests/settings): BENCH_COST_IOS (I/Os in a window of a 4 KiB
 #        job; 1 MiB jobs do a quarter; whole batches of the job's queue
-#        depth in either case), BENCH_COST_WINDOWS,
+#        depth in either case), BENCH_COST_WINDOWS, BENCH_COST_MIB,
 #        BENCH_COST_REPS, BENCH_COST_JOBS, BENCH_COST_VARIANTS, STOCK_KO,
 #        BENCH_QUICK; TOOLS (the helpers, set by tests/boot-entry)
 #
@@ -31,8 +31,16 @@
 # identical runs by up to 15 %); the difference of two windows of N and
 # 2N (one window that a daemon's work fell into spoilt it, the median of
 # many does not).  Everything the guest runs in a window counts: the
-# system calls and the sleep, the block layer, loop, virtio-blk,
+# system calls and the sleep, the block layer, loop, the disk's driver,
 # interrupts.
+# The disk is no virtio disk but a memory-backed null_blk device that
+# completes each request as it is issued (irqmode=0), takes requests as
+# large as a virtio disk does (max_sectors=2560), partitioned as
+# scripts/bench.sh partitions the bench disk (BENCH_COST_MIB): a virtio
+# disk's completions come from QEMU's threads, and how many interrupts a
+# batch of 32 took depended on the host's timing.  And iocost's buffers
+# lie in a huge page: in pages of 4 KiB, the physical layout of a 1 MiB
+# buffer, and with it its bio's segments, differed from run to run.
 #
 # Writes OUTDIR/cost.csv:
 #     VARIANT,JOB,REP,IOS,WINDOWS,MEDIAN_NS,MIN_NS,MAX_NS,LATE
@@ -103,7 +111,44 @@ run_job() {
 	echo "$out"
 }
 
-prepare_disk
+# make_nullb P1_MIB P5_MIB: a null_blk disk, memory-backed, that completes
+# requests as they are issued, with bench.sh's partitions: p1, p2..p4 of
+# 1 MiB, p5.  Prints its node.
+make_nullb() {
+	local dev=/dev/nullb0
+	[ ! -e /sys/module/null_blk ] || modprobe -r null_blk || die "null_blk is loaded and cannot be unloaded"
+	modprobe null_blk nr_devices=1 queue_mode=2 irqmode=0 memory_backed=1 gb=1 bs=512 submit_queues=1 max_sectors=2560 \
+		|| die "modprobe null_blk failed (CONFIG_BLK_DEV_NULL_BLK=m in kernel/guest.config?)"
+	settle
+	[ -b "$dev" ] || die "null_blk made no $dev"
+	{
+		echo "label: gpt"
+		echo "start=2048, size=$(($1 * 2048)), type=linux, name=benchfs"
+		for p in 2 3 4; do echo "size=2048, type=linux, name=spacer$p"; done
+		echo "size=$(($2 * 2048)), type=linux, name=measured"
+	} | sfdisk -q "$dev" >/dev/null || die "sfdisk could not partition $dev"
+	settle
+	echo "$dev"
+}
+
+read -r p1_mib p5_mib <<<"$BENCH_COST_MIB"
+{ [[ ${p1_mib:-} =~ ^[0-9]+$ && ${p5_mib:-} =~ ^[0-9]+$ ]] && ((p1_mib >= p5_mib + 32 && p1_mib + p5_mib < 1000)); } \
+	|| die "BENCH_COST_MIB='$BENCH_COST_MIB': give p1 and p5 in MiB, p1 at least p5 + 32 (ext4 holding disk.img) and both below 1000 in all"
+# iocost's buffers, a block per I/O of a batch, in huge pages: as many as
+# the largest batch fills (8 MiB for 1 MiB at queue depth 8).
+[ "$(awk '/^Hugepagesize:/ { print $2 }' /proc/meminfo 2>/dev/null)" = 2048 ] \
+	|| die "no huge pages of 2 MiB in /proc/meminfo (CONFIG_HUGETLBFS in kernel/guest.config?)"
+huge=1
+for job in $JOBS; do
+	read -r -a args <<<"$(job_args "$job")"
+	h=$(((args[2] * args[3] + 2097151) / 2097152))
+	((h <= huge)) || huge=$h
+done
+echo "$huge" >/proc/sys/vm/nr_hugepages
+[ "$(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo)" -ge "$huge" ] \
+	|| die "$huge huge pages wanted for iocost's buffers, $(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo) free after setting vm.nr_hugepages"
+nullb=$(make_nullb "$p1_mib" "$p5_mib")
+prepare_disk "$nullb"
 {
 	guest_meta
 	echo "ios: $IOS"

@@ -487,30 +487,36 @@ def render_cost(res, L):
     """The cost section: ns per I/O, the loop layer's share, the noise floor."""
     cm, cj, cv, reps = res.cost_meta, res.cost_jobs, res.cost_variants, res.cost_reps
     L.append("## Cost per I/O (guest CPU time, exact)\n")
-    L.append("A second boot on the same disk, with one vCPU and QEMU's `-icount shift=0,sleep=on`: "
+    L.append("A second boot, with one vCPU and QEMU's `-icount shift=0,sleep=on`: "
              "while the vCPU runs, the guest's clock advances 1 ns per instruction it executes; "
              "while it is halted, with the host's clock.  The kernel (`NO_HZ_IDLE`) counts the "
              "halted time to the nanosecond (`idle_sleeptime`, `iowait_sleeptime` in "
              "`/proc/timer_list`), so busy time = elapsed - idle - iowait is the number of "
-             "instructions the guest ran, whatever the host's load and the disk's latency.  "
+             "instructions the guest ran, whatever the host's load.  Its disk is a memory-backed "
+             "`null_blk` device in the guest (`max_sectors=2560`, as virtio), partitioned as the bench disk, that completes each "
+             "request as it is issued (`irqmode=0`): a virtio disk's completions come from QEMU's "
+             "threads, and how many interrupts a batch took depended on the host's timing.  "
+             "The I/O buffers lie in huge pages, so that a 1 MiB buffer's physical layout, and "
+             "with it its bio's segments, is the same in every run.  "
              "`tools/iocost` does each job's I/O (its `rw`, `bs` and `iodepth` from bench/jobs; "
              "`O_DIRECT`, `io_submit`/`io_getevents` as fio's libaio engine) in batches of the "
-             "queue depth, sleeps after each batch for longer than the disk and the guest take "
+             "queue depth, sleeps after each batch for longer than the guest takes "
              "to complete it, and reads the busy time itself around each of a number of windows "
-             "of N I/Os after N to warm up; the figure is the median window's cost per I/O (a "
+             "of N I/Os after 2 N to warm up; the figure is the median window's cost per I/O (a "
              "window into which a timer's or a daemon's work fell does not move it).  The sleep "
              "makes every I/O take the same path (its completion arrives while the submitter "
              "sleeps); without it, whether a completion came before or after the submitter went "
              "to sleep depended on the host's timing and moved identical runs by up to 15 %.  A "
              "batch that was not complete after the sleep is counted as late (below).  The cost "
              "counts everything the guest ran: the system calls and the sleep, the block layer, "
-             "loop, virtio-blk, interrupts.  The guest kernel has lockdep (`PROVE_LOCKING`), "
+             "loop, null_blk.  The guest kernel has lockdep (`PROVE_LOCKING`), "
              "which makes every lock dearer, in the raw path as in the loop path.\n")
     L.append(f"- {cm.get('windows', '?')} windows of N = {cm.get('ios', '?')} I/Os for the 4 KiB "
              f"jobs, N/4 for the 1 MiB jobs, rounded up to whole batches of the queue depth; {reps} "
              "repetition(s), each variant in turn per repetition, set up once and measured with "
              "every job")
     L.append(f"- QEMU: `{' '.join(qemu_args(res.cost_qemu))}`; guest clocksource: {cm.get('clocksource', '?')}")
+    L.append(f"- disk: {cm.get('disk', '?')}")
     late = sum(res.late.values())
     ios = sum(res.measured_ios.values())
     L.append(f"- late batches: {late} in all ({', '.join(f'{v} {j}: {n}' for (v, j), n in sorted(res.late.items()) if n) or 'none'}), "

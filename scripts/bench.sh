@@ -53,8 +53,8 @@ truncate -s $(((1 + P1_MIB + 3 + P5_MIB + 1) * 1024 * 1024)) "$DISK"
 	echo "size=$((P5_MIB * 2048)), type=linux, name=measured"
 } | sfdisk -q "$DISK" >/dev/null || die "sfdisk could not partition $DISK"
 
-# The boot's cost measure (its "cost" boot, one vCPU under -icount)
-# follows on the same disk, its results in OUT/cost.
+# The boot's cost measure (its "cost" boot, one vCPU under -icount, on a
+# null_blk disk of the guest's own) follows, its results in OUT/cost.
 rc=0
 BOOT=$boot RESULTS_DIR=$OUT "$ROOT/scripts/boot.sh" || rc=1
 crc=0

@@ -11,7 +11,12 @@
  * same calls), sleeps WAIT_US microseconds, and reaps the batch with
  * io_getevents(); offsets come from a fixed pseudo-random sequence (rand)
  * or one after the other (seq), wrapping at the end of the device.
- * It does N I/Os to warm up, then WINDOWS windows of N I/Os, and reads
+ * The buffers lie in huge pages (MAP_HUGETLB; run-cost.sh reserves
+ * them), so that a buffer is physically contiguous in every run: in pages
+ * of 4 KiB, how many of a 1 MiB buffer's pages the allocator happens to
+ * place side by side decides how many segments its bio has, which differs
+ * from one run to the next.
+ * It does 2 N I/Os to warm up, then WINDOWS windows of N I/Os, and reads
  * the CPU's busy time before and after each window from /proc/timer_list:
  * busy = "now at" - .idle_sleeptime - .iowait_sleeptime (tick_sched's,
  * NO_HZ_IDLE; to the nanosecond), less what one read of the file costs.
@@ -35,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,6 +52,9 @@ static void die(const char *what)
 }
 
 static char tl[1 << 20];
+
+/* The huge page size of x86-64, the guest's. */
+#define HUGE (2ULL << 20)
 
 /* Busy nanoseconds of CPU 0 since boot, from /proc/timer_list. */
 static uint64_t busy_ns(void)
@@ -164,7 +173,7 @@ static int cmp_double(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	uint64_t size, n, b0, b1, e = 0;
+	uint64_t size, n, b0, b1, len, e = 0;
 	double *cost;
 	char *buf;
 	int i, windows;
@@ -200,8 +209,11 @@ int main(int argc, char **argv)
 		errno = 0;
 		die("the device is smaller than one block");
 	}
-	if (posix_memalign((void **)&buf, 4096, bs * qd))
-		die("posix_memalign");
+	len = (bs * qd + HUGE - 1) / HUGE * HUGE;
+	buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_POPULATE, -1, 0);
+	if (buf == MAP_FAILED)
+		die("mmap of huge pages for the buffers (is vm.nr_hugepages set? run-cost.sh sets it)");
 	memset(buf, 0x5a, bs * qd);
 	cbs = calloc(qd, sizeof(*cbs));
 	cost = calloc(windows, sizeof(*cost));
@@ -216,7 +228,7 @@ int main(int argc, char **argv)
 	if (syscall(SYS_io_setup, qd, &ctx))
 		die("io_setup");
 
-	run(n);
+	run(2 * n);
 	late = 0;
 	/* What reading /proc/timer_list costs: the least of a few reads. */
 	for (i = 0; i < 5; i++) {
