@@ -39,7 +39,7 @@
 # scripts/bench.sh partitions the bench disk (BENCH_COST_MIB): a virtio
 # disk's completions come from QEMU's threads, and how many interrupts a
 # batch of 32 took depended on the host's timing.  And iocost's buffers
-# lie in a huge page: in pages of 4 KiB, the physical layout of a 1 MiB
+# lie in huge pages: in pages of 4 KiB, the physical layout of a 1 MiB
 # buffer, and with it its bio's segments, differed from run to run.
 #
 # Writes OUTDIR/cost.csv:
