@@ -20,18 +20,32 @@
 # no sampling, and no dependence on the host's load or the disk's latency.
 # build/tools/iocost (tools/iocost.c) does the I/O of a job of bench/jobs
 # (its rw, bs and iodepth; O_DIRECT, io_submit/io_getevents as fio's
-# libaio engine) in batches of the queue depth, sleeping after each batch
-# until the disk and the guest have completed it, and reads the busy time
-# itself around each of BENCH_COST_WINDOWS windows of N I/Os after N to
-# warm up; the figure is the median window's cost per I/O.
-# What was tried first, and why it is not so: fio around a whole run (its
-# start-up, some 600 million instructions, varied by more than the I/O
-# measured); I/O without the sleep (whether a completion came before or
-# after the submitter slept depended on the host's timing, and moved
-# identical runs by up to 15 %); the difference of two windows of N and
-# 2N (one window that a daemon's work fell into spoilt it, the median of
-# many does not).  Everything the guest runs in a window counts: the
-# system calls and the sleep, the block layer, loop, the disk's driver,
+# libaio engine) in batches of the queue depth, waiting for each batch,
+# and reads the busy time itself around each of BENCH_COST_WINDOWS windows
+# of N I/Os after 2N to warm up; the figure is the median window's cost
+# per I/O.  The guest's disk completes each request as it is issued, and
+# iocost runs as SCHED_IDLE, so that a worker that io_submit woke runs
+# as soon as the submitter leaves the kernel and the submitter again when
+# the worker is done: on one vCPU a batch then takes the same path every
+# time, nothing in a window waits for the host, and the guest is never
+# idle in one.  A tick (HZ=250: every 4 million instructions) falls into
+# some windows and not others, so the windows are many (41) and short,
+# and their median does not depend on how many had one.
+# What was tried first, and why it is not so (stock-dio against itself,
+# 5 repetitions, spread of the whole cost per I/O): fio around a whole
+# run (its start-up, some 600 million instructions, varied by more than
+# the I/O measured); a virtio disk, without and then with a sleep after
+# each batch (completions came from QEMU's threads: 0.7-18.9 %); null_blk
+# with the sleep (the sleep, its timer and the idle loop were some 90
+# thousand of the 125 thousand instructions of a 4 KiB read at queue
+# depth 1, and the noisiest part: up to 1.55 %); no sleep, iocost of the
+# default policy (whether the loop worker preempted the submitter at once
+# followed the tasks' virtual run times: 9.3 % at queue depth 32); as
+# SCHED_IDLE with 11 windows (the median fell on windows with a tick in
+# some repetitions and not in others: up to 8 %); the difference of two
+# windows of N and 2N (one window that a daemon's work fell into spoilt
+# it, the median of many does not).  Everything the guest runs in a window counts: the
+# system calls, the block layer, loop and its worker, the disk's driver,
 # interrupts.
 # The disk is no virtio disk but a memory-backed null_blk device that
 # completes each request as it is issued (irqmode=0), takes requests as
@@ -43,7 +57,7 @@
 # buffer, and with it its bio's segments, differed from run to run.
 #
 # Writes OUTDIR/cost.csv:
-#     VARIANT,JOB,REP,IOS,WINDOWS,MEDIAN_NS,MIN_NS,MAX_NS,LATE
+#     VARIANT,JOB,REP,IOS,WINDOWS,MEDIAN_NS,MIN_NS,MAX_NS,WAITED,BATCHES
 # and OUTDIR/cost-meta.txt, OUTDIR/cost-devices.txt.
 # Order: for each repetition, every variant in turn, each with every job.
 set -euo pipefail
@@ -57,9 +71,6 @@ IOS=$BENCH_COST_IOS WINDOWS=$BENCH_COST_WINDOWS REPS=$BENCH_COST_REPS JOBS=$BENC
 IOCOST=${TOOLS:-$HERE/../build/tools}/iocost
 [ -x "$IOCOST" ] || die "no $IOCOST: run 'make tools' on the host"
 read -r -a VARIANTS <<<"$BENCH_COST_VARIANTS"
-for j in $JOBS; do
-	[ -f "$HERE/jobs/$j.fio" ] || die "no job file bench/jobs/$j.fio"
-done
 { [[ $IOS =~ ^[0-9]+$ ]] && ((IOS >= 4)); } || die "BENCH_COST_IOS=$IOS: give at least 4 I/Os"
 { [[ $WINDOWS =~ ^[0-9]+$ ]] && ((WINDOWS >= 1)); } || die "BENCH_COST_WINDOWS=$WINDOWS: give at least 1"
 
@@ -70,11 +81,9 @@ grep -q '\.idle_sleeptime' /proc/timer_list \
 	|| die "/proc/timer_list has no idle_sleeptime: the guest kernel lacks CONFIG_NO_HZ_IDLE (kernel/guest.config)"
 
 # job_args JOB: iocost's "read|write rand|seq BLOCK_SIZE QUEUE_DEPTH" from
-# bench/jobs/JOB.fio's rw, bs and iodepth.  (iocost's WAIT_US, how long it
-# sleeps after submitting a batch, comes from the same: long enough for the
-# disk to answer and the guest to take the completions, see
-# wait_us.)
+# bench/jobs/JOB.fio's rw, bs and iodepth.
 job_args() {
+	[ -f "$HERE/jobs/$1.fio" ] || die "no job file bench/jobs/$1.fio"
 	awk -F= '/^rw=/ { rw = $2 } /^bs=/ { bs = $2 } /^iodepth=/ { qd = $2 }
 	END {
 		dir = rw ~ /write/ ? "write" : "read"; pat = rw ~ /^rand/ ? "rand" : "seq"
@@ -93,27 +102,26 @@ window_ios() {
 	echo $(((n + $2 - 1) / $2 * $2))
 }
 
-# wait_us BLOCK_SIZE QUEUE_DEPTH: the sleep after each batch, in
-# microseconds: 4 ms, and 30 us more for each 4 KiB of the batch.  Under
-# -icount the guest runs some 50 million instructions a second, so the
-# guest's own share of an I/O through the loop worker takes a few ms of
-# the host's time.  Too short shows as late batches in cost.csv.
-wait_us() { echo $((4000 + $2 * $1 * 30 / 4096)); }
-
 # run_job DEV JOB N DIR PATTERN BLOCK_SIZE QUEUE_DEPTH: "MEDIAN_NS MIN_NS
-# MAX_NS LATE" of iocost doing JOB (its job_args) on DEV in windows of N
+# MAX_NS WAITED" of iocost doing JOB (its job_args) on DEV in windows of N
 # I/Os (window_ios).
 run_job() {
 	local out
-	out=$("$IOCOST" "$1" "${@:4}" "$3" "$WINDOWS" "$(wait_us "$6" "$7")" 2>&1) \
+	out=$("$IOCOST" "$1" "${@:4}" "$3" "$WINDOWS" 2>&1) \
 		|| die "iocost $2 on $1 failed: $out"
 	[[ $out =~ ^[0-9]+\ [0-9]+\ [0-9]+\ [0-9]+$ ]] || die "iocost $2 on $1 printed '$out', expected four numbers"
 	echo "$out"
 }
 
+# Each job's iocost arguments, read once.
+declare -A JOB_ARGS
+for job in $JOBS; do
+	JOB_ARGS[$job]=$(job_args "$job") || exit 1
+done
+
 # make_nullb P1_MIB P5_MIB: a null_blk disk, memory-backed, that completes
-# requests as they are issued, with bench.sh's partitions: p1, p2..p4 of
-# 1 MiB, p5.  Prints its node.
+# requests as they are issued, partitioned as the bench disk (bench_layout
+# in tests/lib/shared.sh).  Prints its node.
 make_nullb() {
 	local dev=/dev/nullb0
 	[ ! -e /sys/module/null_blk ] || modprobe -r null_blk || die "null_blk is loaded and cannot be unloaded"
@@ -121,12 +129,7 @@ make_nullb() {
 		|| die "modprobe null_blk failed (CONFIG_BLK_DEV_NULL_BLK=m in kernel/guest.config?)"
 	settle
 	[ -b "$dev" ] || die "null_blk made no $dev"
-	{
-		echo "label: gpt"
-		echo "start=2048, size=$(($1 * 2048)), type=linux, name=benchfs"
-		for p in 2 3 4; do echo "size=2048, type=linux, name=spacer$p"; done
-		echo "size=$(($2 * 2048)), type=linux, name=measured"
-	} | sfdisk -q "$dev" >/dev/null || die "sfdisk could not partition $dev"
+	bench_layout "$1" "$2" | sfdisk -q "$dev" >/dev/null || die "sfdisk could not partition $dev"
 	settle
 	echo "$dev"
 }
@@ -140,7 +143,7 @@ read -r p1_mib p5_mib <<<"$BENCH_COST_MIB"
 	|| die "no huge pages of 2 MiB in /proc/meminfo (CONFIG_HUGETLBFS in kernel/guest.config?)"
 huge=1
 for job in $JOBS; do
-	read -r -a args <<<"$(job_args "$job")"
+	read -r -a args <<<"${JOB_ARGS[$job]}"
 	h=$(((args[2] * args[3] + 2097151) / 2097152))
 	((h <= huge)) || huge=$h
 done
@@ -177,8 +180,7 @@ for rep in $(seq "$REPS"); do
 		drop_caches
 		settle
 		for job in $JOBS; do
-			line=$(job_args "$job") || exit 1
-			read -r -a args <<<"$line"
+			read -r -a args <<<"${JOB_ARGS[$job]}"
 			n=$(window_ios "${args[2]}" "${args[3]}" "$IOS")
 			# Buffered: what the previous job read or wrote must not
 			# be found in the page cache (iocost's offsets repeat).
@@ -186,9 +188,10 @@ for rep in $(seq "$REPS"); do
 			k=$((k + 1))
 			t0=$(date +%s)
 			line=$(run_job "$NODE" "$job" "$n" "${args[@]}") || exit 1
-			read -r med lo hi late <<<"$line"
-			echo "$v,$job,$rep,$n,$WINDOWS,$med,$lo,$hi,$late" >>"$CSV"
-			say "cost $k/$total: rep $rep $job on $v: $med ns per I/O [$lo-$hi], $late late batch(es) ($(($(date +%s) - t0))s)"
+			read -r med lo hi waited <<<"$line"
+			batches=$((n * WINDOWS / args[3]))
+			echo "$v,$job,$rep,$n,$WINDOWS,$med,$lo,$hi,$waited,$batches" >>"$CSV"
+			say "cost $k/$total: rep $rep $job on $v: $med ns per I/O [$lo-$hi], waited for $waited of $batches batches ($(($(date +%s) - t0))s)"
 		done
 	done
 done

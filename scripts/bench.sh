@@ -19,6 +19,8 @@
 # guest, then the report; never judges a figure.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/lib/shared.sh
+. "$ROOT/tests/lib/shared.sh"
 
 # The boot: BOOT when a list of boots names it (check.sh), else
 # BENCH_QUICK picks it (make bench); the boot says the rest (its settings,
@@ -39,19 +41,13 @@ if [ ! -x "$PY" ] || ! command -v gnuplot >/dev/null; then
 	die "python3 or gnuplot missing: run 'make deps'"
 fi
 
-# The data disk: GPT, p1 for the ext4 that holds disk.img, p2..p4 of 1 MiB
-# (so that the measured region is partition 5, as on a disk with a few
-# partitions), p5 the measured region.
+# The data disk: the bench layout (tests/lib/shared.sh), partition 5
+# measured.
 mkdir -p "$BUILD/disks" "$OUT"
 DISK=$BUILD/disks/bench.img
 rm -f "$DISK"
 truncate -s $(((1 + P1_MIB + 3 + P5_MIB + 1) * 1024 * 1024)) "$DISK"
-{
-	echo "label: gpt"
-	echo "start=2048, size=$((P1_MIB * 2048)), type=linux, name=benchfs"
-	for p in 2 3 4; do echo "size=2048, type=linux, name=spacer$p"; done
-	echo "size=$((P5_MIB * 2048)), type=linux, name=measured"
-} | sfdisk -q "$DISK" >/dev/null || die "sfdisk could not partition $DISK"
+bench_layout "$P1_MIB" "$P5_MIB" | sfdisk -q "$DISK" >/dev/null || die "sfdisk could not partition $DISK"
 
 # The boot's cost measure (its "cost" boot, one vCPU under -icount, on a
 # null_blk disk of the guest's own) follows, its results in OUT/cost.

@@ -23,6 +23,20 @@ gpt_image() {
 		{ echo "sfdisk could not write a GPT with $n partitions to $img" >&2; return 1; }
 }
 
+# bench_layout P1_MIB P5_MIB: the bench disk's partition table, as sfdisk
+# input: GPT, p1 (the ext4 that holds the file-backed variants' disk.img),
+# p2..p4 of 1 MiB (so that the measured region is partition 5, as on a
+# disk with a few partitions), p5 the measured region.  The host's bench
+# disk (scripts/bench.sh) and the cost boot's null_blk disk
+# (bench/run-cost.sh) both take it; the disk needs 1 + P1 + 3 + P5 + 1 MiB.
+bench_layout() {
+	local p
+	echo "label: gpt"
+	echo "start=2048, size=$(($1 * 2048)), type=linux, name=benchfs"
+	for p in 2 3 4; do echo "size=2048, type=linux, name=spacer$p"; done
+	echo "size=$(($2 * 2048)), type=linux, name=measured"
+}
+
 # loop_reload KO [PARAM=VALUE...]: detach every loop device, unload the loop
 # driver (retried for 10 s while udev still holds a device) and load it
 # again: the module file KO with insmod, or with KO "-" loop.ko with
