@@ -22,15 +22,18 @@
 # (its rw, bs and iodepth; O_DIRECT, io_submit/io_getevents as fio's
 # libaio engine) in batches of the queue depth, waiting for each batch,
 # and reads the busy time itself around each of BENCH_COST_WINDOWS windows
-# of N I/Os after 2N to warm up; the figure is the median window's cost
-# per I/O.  The guest's disk completes each request as it is issued, and
-# iocost runs as SCHED_IDLE, so that a worker that io_submit woke runs
-# as soon as the submitter leaves the kernel and the submitter again when
-# the worker is done: on one vCPU a batch then takes the same path every
-# time, nothing in a window waits for the host, and the guest is never
-# idle in one.  A tick (HZ=250: every 4 million instructions) falls into
-# some windows and not others, so the windows are many (41) and short,
-# and their median does not depend on how many had one.
+# of N I/Os after 2N (64 at least) to warm up.  The guest's disk
+# completes each request as it is issued, and iocost runs as SCHED_IDLE,
+# so that a worker that io_submit woke runs as soon as the submitter
+# leaves the kernel and the submitter again when the worker is done: on
+# one vCPU a batch then takes the same path every time, and nothing in a
+# window waits for the host.  A tick (HZ=250: every 4 million
+# instructions) costs as much as a few I/Os and falls into some windows
+# and not others, so the windows are many (41) and short (8 I/Os of
+# 4 KiB, a batch at queue depth 32), and the figure is the median cost
+# per I/O of the windows without a tick (iocost reads the jiffies too);
+# a window of 1 MiB I/Os always holds a few ticks, as many as its length
+# gives, and there it is the median of all windows.
 # What was tried first, and why it is not so (stock-dio against itself,
 # 5 repetitions, spread of the whole cost per I/O): fio around a whole
 # run (its start-up, some 600 million instructions, varied by more than
@@ -41,10 +44,12 @@
 # depth 1, and the noisiest part: up to 1.55 %); no sleep, iocost of the
 # default policy (whether the loop worker preempted the submitter at once
 # followed the tasks' virtual run times: 9.3 % at queue depth 32); as
-# SCHED_IDLE with 11 windows (the median fell on windows with a tick in
-# some repetitions and not in others: up to 8 %); the difference of two
-# windows of N and 2N (one window that a daemon's work fell into spoilt
-# it, the median of many does not).  Everything the guest runs in a window counts: the
+# SCHED_IDLE with 11 and then 41 windows of 40 I/Os, the median of all
+# (it fell on windows with a tick in some repetitions and not in others:
+# up to 8 %, and with 41 the loop layer's cost still moved by up to a
+# fifth, as the raw partition's did); the difference of two windows of N
+# and 2N (one window that a daemon's work fell into spoilt it, the median
+# of many does not).  Everything the guest runs in a window counts: the
 # system calls, the block layer, loop and its worker, the disk's driver,
 # interrupts.
 # The disk is no virtio disk but a memory-backed null_blk device that
@@ -57,7 +62,7 @@
 # buffer, and with it its bio's segments, differed from run to run.
 #
 # Writes OUTDIR/cost.csv:
-#     VARIANT,JOB,REP,IOS,WINDOWS,MEDIAN_NS,MIN_NS,MAX_NS,WAITED,BATCHES
+#     VARIANT,JOB,REP,IOS,WINDOWS,MEDIAN_NS,MIN_NS,MAX_NS,WAITED,BATCHES,CLEAN
 # and OUTDIR/cost-meta.txt, OUTDIR/cost-devices.txt.
 # Order: for each repetition, every variant in turn, each with every job.
 set -euo pipefail
@@ -103,13 +108,13 @@ window_ios() {
 }
 
 # run_job DEV JOB N DIR PATTERN BLOCK_SIZE QUEUE_DEPTH: "MEDIAN_NS MIN_NS
-# MAX_NS WAITED" of iocost doing JOB (its job_args) on DEV in windows of N
+# MAX_NS WAITED CLEAN" of iocost doing JOB (its job_args) on DEV in windows of N
 # I/Os (window_ios).
 run_job() {
 	local out
 	out=$("$IOCOST" "$1" "${@:4}" "$3" "$WINDOWS" 2>&1) \
 		|| die "iocost $2 on $1 failed: $out"
-	[[ $out =~ ^[0-9]+\ [0-9]+\ [0-9]+\ [0-9]+$ ]] || die "iocost $2 on $1 printed '$out', expected four numbers"
+	[[ $out =~ ^[0-9]+\ [0-9]+\ [0-9]+\ [0-9]+\ [0-9]+$ ]] || die "iocost $2 on $1 printed '$out', expected five numbers"
 	echo "$out"
 }
 
@@ -188,10 +193,10 @@ for rep in $(seq "$REPS"); do
 			k=$((k + 1))
 			t0=$(date +%s)
 			line=$(run_job "$NODE" "$job" "$n" "${args[@]}") || exit 1
-			read -r med lo hi waited <<<"$line"
+			read -r med lo hi waited clean <<<"$line"
 			batches=$((n * WINDOWS / args[3]))
-			echo "$v,$job,$rep,$n,$WINDOWS,$med,$lo,$hi,$waited,$batches" >>"$CSV"
-			say "cost $k/$total: rep $rep $job on $v: $med ns per I/O [$lo-$hi], waited for $waited of $batches batches ($(($(date +%s) - t0))s)"
+			echo "$v,$job,$rep,$n,$WINDOWS,$med,$lo,$hi,$waited,$batches,$clean" >>"$CSV"
+			say "cost $k/$total: rep $rep $job on $v: $med ns per I/O [$lo-$hi], $clean of $WINDOWS windows without a tick, waited for $waited of $batches batches ($(($(date +%s) - t0))s)"
 		done
 	done
 done

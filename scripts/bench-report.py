@@ -183,6 +183,8 @@ class Results:
         self.cost_qemu = ""         # the cost boot's QEMU command line
         self.waited = {}            # (variant, job) -> batches the submitter slept for
         self.batches = {}           # (variant, job) -> batches in the windows
+        self.clean = {}             # (variant, job) -> windows without a tick
+        self.windows = {}           # (variant, job) -> windows
         self.measured_ios = {}      # (variant, job) -> I/Os in the windows
 
     @property
@@ -230,7 +232,8 @@ def read_devices(path, into, problems):
 
 def load_cost(res):
     """DIR/cost: the cost boot's cost-meta.txt, cost-devices.txt, cost.csv
-    (VARIANT,JOB,REP,IOS,WINDOWS,MEDIAN_NS,MIN_NS,MAX_NS,WAITED,BATCHES) and
+    (VARIANT,JOB,REP,IOS,WINDOWS,MEDIAN_NS,MIN_NS,MAX_NS,WAITED,BATCHES,CLEAN)
+    and
     qemu.cmd."""
     try:
         res.cost_meta = read_kv(os.path.join(res.cost_dir, "cost-meta.txt"))
@@ -260,7 +263,7 @@ def load_cost(res):
                 try:
                     v, j, rep, n, win = w[0], w[1], int(w[2]), int(w[3]), int(w[4])
                     med, lo, hi, waited = float(w[5]), float(w[6]), float(w[7]), int(w[8])
-                    batches = int(w[9])
+                    batches, clean = int(w[9]), int(w[10])
                 except (IndexError, ValueError):
                     res.problems.append(f"cost.csv: malformed line {line.strip()!r}")
                     continue
@@ -269,6 +272,8 @@ def load_cost(res):
                     continue
                 res.waited[(v, j)] = res.waited.get((v, j), 0) + waited
                 res.batches[(v, j)] = res.batches.get((v, j), 0) + batches
+                res.clean[(v, j)] = res.clean.get((v, j), 0) + clean
+                res.windows[(v, j)] = res.windows.get((v, j), 0) + win
                 res.measured_ios[(v, j)] = res.measured_ios.get((v, j), 0) + n * win
                 per[(v, j, rep)] = med
     except OSError as e:
@@ -504,19 +509,23 @@ def render_cost(res, L):
              "`tools/iocost` does each job's I/O (its `rw`, `bs` and `iodepth` from bench/jobs; "
              "`O_DIRECT`, `io_submit`/`io_getevents` as fio's libaio engine) in batches of the "
              "queue depth, waits for each batch, "
-             "and reads the busy time itself around each of a number of short windows "
-             "of N I/Os after 2 N to warm up; the figure is the median window's cost per I/O (a "
-             "window into which a tick, a timer's or a daemon's work fell does not move it).  "
-             "The disk completes each request in the submitter's own call, and iocost runs as "
+             "and reads the busy time and the jiffies around each of a number of short windows "
+             "of N I/Os after 2 N (64 at least) to warm up.  "
+             "The disk completes each request as it is issued, and iocost runs as "
              "`SCHED_IDLE`: a worker that `io_submit` woke runs as soon as the submitter leaves "
              "the kernel, and the submitter again when the worker is done.  On one vCPU a batch "
-             "then takes the same path every time; nothing waits for the host, and the guest is "
-             "never idle in a window.  Tried first, and noisier on identical code: a sleep after "
+             "then takes the same path every time, and nothing waits for the host.  A tick "
+             "(HZ=250: every 4 million instructions) costs as much as a few I/Os and falls into "
+             "some windows only, so the figure is the median cost per I/O of the windows without "
+             "a tick (a window into which a timer's or a daemon's work fell does not move it "
+             "either); windows of 1 MiB I/Os are longer than a tick, each holds as many as its "
+             "length gives, and there all windows count.  Tried first, and noisier on identical "
+             "code: a sleep after "
              "each batch (the idle loop and its timer were some 90 thousand of the 125 thousand "
              "instructions of a 4 KiB read at queue depth 1: up to 1.55 %), no sleep with iocost "
              "of the default policy (whether the worker preempted the submitter at once followed "
-             "the tasks' virtual run times: 9.3 % at queue depth 32), and 11 windows (the median "
-             "fell on windows with a tick in some repetitions only: up to 8 %).  The cost "
+             "the tasks' virtual run times: 9.3 % at queue depth 32), and the median of all "
+             "windows (it fell on windows with a tick in some repetitions only: up to 8 %).  The cost "
              "counts everything the guest ran: the system calls, the block layer, "
              "loop, null_blk.  The guest kernel has lockdep (`PROVE_LOCKING`), "
              "which makes every lock dearer, in the raw path as in the loop path.\n")
@@ -526,7 +535,9 @@ def render_cost(res, L):
              "every job")
     L.append(f"- QEMU: `{' '.join(qemu_args(res.cost_qemu))}`; guest clocksource: {cm.get('clocksource', '?')}")
     L.append(f"- disk: {cm.get('disk', '?')}")
-    L.append(f"- I/Os measured: {sum(res.measured_ios.values()):,}")
+    L.append(f"- I/Os measured: {sum(res.measured_ios.values()):,}; windows without a tick, of all: "
+             + ", ".join(f"{j} {sum(res.clean.get((v, j), 0) for v in cv):,} of "
+                         f"{sum(res.windows.get((v, j), 0) for v in cv):,}" for j in cj))
     L.append("- devices measured (partition 5 every time):")
     for v in cv:
         L.append(f"  - `{v}`: {VARIANTS.get(v, v)}: `{res.cost_devices.get(v, '?')}`")
@@ -534,8 +545,9 @@ def render_cost(res, L):
     L.append("Nanoseconds (instructions) per I/O, median [min–max]:\n")
     table(L, ["variant"] + cj, [[v] + [fmt_abs(res.cost.get((v, j), [])) for j in cj] for v in cv])
     L.append("Batches not complete when the submitter came back from `io_submit`, of the "
-             "batches measured (all repetitions): a worker had to sleep before it completed "
-             "them, and the submitter slept in `io_getevents`.\n")
+             "batches measured (all repetitions): a worker slept before it completed them, or a "
+             "tick gave the submitter the CPU back first (a worker that runs for longer than its "
+             "slice), and the submitter slept in `io_getevents`.\n")
     table(L, ["variant"] + cj, [[v] + [f"{res.waited.get((v, j), 0):,} / {res.batches.get((v, j), 0):,}"
                                        for j in cj] for v in cv])
     layer_vars = [v for v in cv if v not in ("raw", "stock-dio-again")]

@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # Helpers the test cases (through common.sh) and the benchmark (bench/lib.sh)
-# share, guest side.  Sourced.  They neither exit nor set traps: on failure
+# share, guest side; scripts/bench.sh takes bench_layout on the host too.
+# Sourced, and nothing but functions.  They neither exit nor set traps: on failure
 # they say what failed on stderr and return 1, and the caller decides (a
 # case fails, the benchmark stops).
 
