@@ -511,7 +511,7 @@ def render_cost(res, L):
              "queue depth, waits for each batch, "
              "and reads the busy time and the jiffies around each of a number of short windows "
              "of N I/Os after 2 N (64 at least) to warm up.  "
-             "The disk completes each request as it is issued, and iocost runs as "
+             "iocost runs as "
              "`SCHED_IDLE`: a worker that `io_submit` woke runs as soon as the submitter leaves "
              "the kernel, and the submitter again when the worker is done.  On one vCPU a batch "
              "then takes the same path every time, and nothing waits for the host.  A tick "
@@ -527,7 +527,7 @@ def render_cost(res, L):
              "the tasks' virtual run times: 9.3 % at queue depth 32), and the median of all "
              "windows (it fell on windows with a tick in some repetitions only: up to 8 %).  The cost "
              "counts everything the guest ran: the system calls, the block layer, "
-             "loop, null_blk.  The guest kernel has lockdep (`PROVE_LOCKING`), "
+             "loop and its worker, null_blk.  The guest kernel has lockdep (`PROVE_LOCKING`), "
              "which makes every lock dearer, in the raw path as in the loop path.\n")
     L.append(f"- {cm.get('windows', '?')} windows of N = {cm.get('ios', '?')} I/Os for the 4 KiB "
              f"jobs, N/4 for the 1 MiB jobs, rounded up to whole batches of the queue depth; {reps} "
