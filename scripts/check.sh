@@ -21,27 +21,5 @@ BOOTS=(main builtin stock bench-quick)
 [ -z "$LSUF" ] || BOOTS=("main$LSUF" "builtin$LSUF" "stock$LSUF")
 [ -z "${TESTS:-}" ] || BOOTS=("main$LSUF")
 one_off_unset
-results_of() { read_boot "$1" && echo "$BUILD/${BOOTCONF[results]}"; }
-for b in "${BOOTS[@]}"; do rm -rf "$(results_of "$b")"; done
 [ -f "$BUILD/stock$LSUF/loop.ko" ] || die "no stock loop.ko of $LINE: run 'make stock-module${LSUF:+ LINE=$LINE}'"
-rc=0
-for b in "${BOOTS[@]}"; do
-	read_boot "$b"
-	if [ "${BOOTCONF[run]}" = bench ]; then
-		# The disk and the report: scripts/bench.sh.
-		BOOT=$b "$ROOT/scripts/bench.sh" || rc=1
-	else
-		# shellcheck disable=SC2086
-		BOOT=$b "$ROOT/scripts/boot.sh" ${TESTS:-} || rc=1
-	fi
-done
-
-p=0 f=0 s=0
-for b in "${BOOTS[@]}"; do
-	read -r a c d < <(read_summary "$(results_of "$b")/summary")
-	p=$((p + a)) f=$((f + c)) s=$((s + d))
-done
-((f == 0 && rc == 0)) || { ((f == 0)) && f=1; }
-[ -n "${PARTLOOP_START:-}" ] && log "total since make started: $(($(date +%s) - PARTLOOP_START))s"
-echo "$p passed, $f failed, $s skipped"
-((f == 0))
+run_boots "${BOOTS[@]}"

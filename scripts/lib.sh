@@ -165,3 +165,35 @@ read_summary() {
 	[ -n "$l" ] || { echo "0 1 0"; return; }
 	sed -E 's/^([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?.*/\1 \2 \4/; s/ $/ 0/' <<<"$l"
 }
+
+# results_of BOOT: the boot's results folder.
+results_of() { read_boot "$1" && echo "$BUILD/${BOOTCONF[results]}"; }
+
+# run_boots BOOT...: a check's list of boots (make check, make
+# check-debug): each boot's old results go, each runs in turn (a benchmark
+# boot through scripts/bench.sh, which makes its disk and report; the
+# others with TESTS, if given), then one totals line for all of them,
+# "N passed, N failed, N skipped".  A boot without a totals line counts
+# one failure (read_summary), and so does a boot that failed without
+# one; non-zero status on any failure.
+run_boots() {
+	local b a c d p=0 f=0 s=0 rc=0
+	for b in "$@"; do rm -rf "$(results_of "$b")"; done
+	for b in "$@"; do
+		read_boot "$b"
+		if [ "${BOOTCONF[run]}" = bench ]; then
+			BOOT=$b "$ROOT/scripts/bench.sh" || rc=1
+		else
+			# shellcheck disable=SC2086
+			BOOT=$b "$ROOT/scripts/boot.sh" ${TESTS:-} || rc=1
+		fi
+	done
+	for b in "$@"; do
+		read -r a c d < <(read_summary "$(results_of "$b")/summary")
+		p=$((p + a)) f=$((f + c)) s=$((s + d))
+	done
+	((f == 0 && rc == 0)) || { ((f == 0)) && f=1; }
+	[ -n "${PARTLOOP_START:-}" ] && log "total since make started: $(($(date +%s) - PARTLOOP_START))s"
+	echo "$p passed, $f failed, $s skipped"
+	((f == 0))
+}
