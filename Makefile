@@ -45,7 +45,7 @@ DEPS := linux-source-6.1 linux-source-6.12 qemu-system-x86 ovmf mkosi debootstra
 	dwarves rsync zstd xz-utils util-linux fdisk e2fsprogs shellcheck git \
 	python3 gnuplot-nox
 
-.PHONY: all deps tree tools kernel kernel-config kernel-default-line kernel-builtin kernel-debug check-debug stock-module image image-dkms boot bench check \
+.PHONY: all deps tree tools kernel kernel-config kernel-default-line kernel-builtin kernel-debug kernel-bench check-debug stock-module stock-module-bench image image-dkms boot bench check \
 	check-series deb check-dkms clean clean-cache shellcheck
 
 all: bench
@@ -75,6 +75,10 @@ kernel-builtin: tree
 kernel-debug: tree
 	@scripts/kernel.sh debug
 
+# The fourth, for make bench: no lockdep (kernel/bench.config).
+kernel-bench: tree
+	@scripts/kernel.sh bench
+
 ifeq ($(LINE),6.1)
 image: kernel
 else
@@ -87,9 +91,13 @@ kernel-default-line: deps
 	@LINE= scripts/tree.sh
 	@LINE= scripts/kernel.sh
 
-# The unpatched loop.c built against the guest kernel, for the benchmark.
+# The unpatched loop.c built against the guest kernel, for the quick
+# benchmark and the stock boot, and against the benchmark's kernel.
 stock-module: kernel
 	@scripts/stock-module.sh
+
+stock-module-bench: kernel-bench
+	@scripts/stock-module.sh bench
 
 # fio: raw partition against loop partitions, patched against stock.
 # BENCH_QUICK=1 and BENCH_* settings: see scripts/bench.sh.
@@ -97,7 +105,7 @@ ifneq ($(LINE),6.1)
 bench:
 	$(error make bench runs on the default line, 6.1 (LINE=$(LINE) given): see README.md, "Kernel lines")
 else
-bench: shellcheck image stock-module tools
+bench: shellcheck image stock-module stock-module-bench tools
 	@scripts/bench.sh
 endif
 

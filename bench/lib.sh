@@ -186,6 +186,8 @@ disk_driver() {
 # guest_meta: the guest's side of the setup, "key: value" lines.
 guest_meta() {
 	echo "kernel: $(uname -r) ($(uname -v))"
+	# /proc/lockdep exists when the kernel has lockdep (PROVE_LOCKING).
+	echo "lockdep: $([ -e /proc/lockdep ] && echo on || echo off)"
 	echo "cmdline: $(cat /proc/cmdline)"
 	echo "guest cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) vCPU"
 	echo "guest memory: $(awk '/MemTotal/ { printf "%d MiB", $2 / 1024 }' /proc/meminfo)"

@@ -35,7 +35,14 @@ cost=${BOOTCONF[cost]}
 read -r P1_MIB P5_MIB <<<"${BOOTCONF[bench_mib]}"
 [[ ${P1_MIB:-} =~ ^[0-9]+$ && ${P5_MIB:-} =~ ^[0-9]+$ ]] || die "boots/$boot.conf: bench_mib must be two sizes in MiB"
 OUT=${BENCH_DIR:-$BUILD/${BOOTCONF[results]}}
-[ -f "$BUILD/stock/loop.ko" ] || die "no stock loop.ko: run 'make stock-module'"
+# The stock loop.ko of the boot's kernel (STOCK_KO, a guest path on the
+# share), and of its cost boot's.
+for b in "$boot" "$cost"; do
+	read_boot "$b"
+	stock=${BOOT_SET[STOCK_KO]:-/mnt/project/build/stock/loop.ko}
+	[ -f "$ROOT/${stock#/mnt/project/}" ] || die "no stock loop.ko ${stock#/mnt/project/} for boot $b (kernel ${BOOTCONF[kernel]}): run 'make stock-module' or 'make stock-module-bench'"
+done
+read_boot "$boot"
 PY=/usr/bin/python3
 if [ ! -x "$PY" ] || ! command -v gnuplot >/dev/null; then
 	die "python3 or gnuplot missing: run 'make deps'"

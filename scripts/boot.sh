@@ -25,7 +25,7 @@ IMAGE=${IMAGE:-$BUILD/${BOOTCONF[image]}}
 KERNEL=${KERNEL:-$BUILD/${BOOTCONF[kernel]}}
 DISKS=$BUILD/disks
 [ -f "$IMAGE" ] || die "no guest image $IMAGE: run 'make image' (or 'make image-dkms', LINE=6.12 for dkms-6.12, for the dkms boots)"
-[ -f "$KERNEL" ] || die "no kernel $KERNEL: run 'make kernel' (kernel-builtin, kernel-debug for those boots; with LINE=6.12 for a -6.12 boot)"
+[ -f "$KERNEL" ] || die "no kernel $KERNEL: run 'make kernel' (kernel-builtin, kernel-debug, kernel-bench for those boots; with LINE=6.12 for a -6.12 boot)"
 (($# == 0)) || BOOTCONF[tests]="$*"
 
 # Disks, made anew for every boot and found in the guest by serial

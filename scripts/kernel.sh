@@ -6,7 +6,7 @@
 # kernel/line-6.12.config on top if it exists, and for a variant
 # kernel/line-6.12-VARIANT.config if that exists.
 #
-# usage: kernel.sh [builtin | debug | config]
+# usage: kernel.sh [builtin | debug | bench | config]
 #   config:  only the guest kernel's configuration, build/kbuild/.config
 #            (what make check-series needs), no build
 #   builtin: the second kernel, with kernel/builtin.config merged on top
@@ -14,6 +14,9 @@
 #   debug:   the third, with kernel/debug.config (KASAN, KFENCE, DEBUG_LIST,
 #            ...), in build/kbuild-debug -> build/bzImage-debug, modules in
 #            build/modroot-debug (the guest takes them from the 9p share)
+#   bench:   the fourth, with kernel/bench.config (no lockdep), for make
+#            bench: build/kbuild-bench -> build/bzImage-bench, modules in
+#            build/modroot-bench (from the 9p share too)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -27,12 +30,12 @@ FRAGMENTS=("$ROOT/kernel/guest.config")
 [ ! -f "$ROOT/kernel/line-$LINE.config" ] || FRAGMENTS+=("$ROOT/kernel/line-$LINE.config")
 case $VARIANT in
 '') ;;
-builtin | debug)
+builtin | debug | bench)
 	FRAGMENTS+=("$ROOT/kernel/$VARIANT.config")
 	[ ! -f "$ROOT/kernel/line-$LINE-$VARIANT.config" ] || FRAGMENTS+=("$ROOT/kernel/line-$LINE-$VARIANT.config")
 	KBUILD=$KBUILD-$VARIANT
 	;;
-*) die "unknown kernel variant '$VARIANT' (builtin, debug or config)" ;;
+*) die "unknown kernel variant '$VARIANT' (builtin, debug, bench or config)" ;;
 esac
 SUFFIX=$LSUF${VARIANT:+-$VARIANT}
 stage "kernel $LINE${VARIANT:+ ($VARIANT)}$( ((CONFIG_ONLY)) && echo ' (configuration)')"
@@ -112,8 +115,8 @@ if [ "$VARIANT" = builtin ]; then
 fi
 
 # Install the modules into a staging root that the image stage copies (the
-# debug kernel's and another line's are read by the guest from the 9p
-# share instead: tests/boot-entry).
+# debug and bench kernels' and another line's are read by the guest from
+# the 9p share instead: tests/boot-entry).
 MODROOT=$BUILD/modroot$SUFFIX
 rm -rf "$MODROOT"
 kmake "$SRC" "$KBUILD" -s INSTALL_MOD_PATH="$MODROOT" INSTALL_MOD_STRIP=1 modules_install >>"$LOG" 2>&1 \

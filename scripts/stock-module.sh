@@ -4,12 +4,21 @@
 # as an out-of-tree module against the line's guest kernel, so that one
 # guest boot can compare the patched driver with the one it replaces.
 # Output: build/stock/loop.ko (LINE=6.12: build/stock-6.12/loop.ko).
+# usage: stock-module.sh [bench]
+#   bench: against the benchmark's kernel (kernel.sh bench) instead,
+#          build/stock-bench/loop.ko
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-stage "stock-module $LINE"
+VARIANT=${1:-}
+case $VARIANT in
+'' | bench) ;;
+*) die "unknown kernel variant '$VARIANT' (bench or none)" ;;
+esac
+stage "stock-module $LINE${VARIANT:+ ($VARIANT)}"
 
-OUT=$BUILD/stock$LSUF
-[ -f "$KBUILD/Module.symvers" ] || die "no built guest kernel in $KBUILD: run 'make kernel${LSUF:+ LINE=$LINE}'"
+OUT=$BUILD/stock$LSUF${VARIANT:+-$VARIANT}
+KBUILD=$KBUILD${VARIANT:+-$VARIANT}
+[ -f "$KBUILD/Module.symvers" ] || die "no built guest kernel in $KBUILD: run 'make kernel${VARIANT:+-$VARIANT}${LSUF:+ LINE=$LINE}'"
 git -C "$SRC" rev-parse -q --verify pristine >/dev/null || die "$SRC has no 'pristine' tag: run 'make tree${LSUF:+ LINE=$LINE}'"
 
 mkdir -p "$OUT.new"
