@@ -550,7 +550,8 @@ def render_cost(res, L):
     for v in cv:
         L.append(f"  - `{v}`: {VARIANTS.get(v, v)}: `{res.cost_devices.get(v, '?')}`")
     L.append("")
-    L.append("Nanoseconds (instructions) per I/O, median [min–max]:\n")
+    L.append("Nanoseconds (instructions) per I/O, each repetition's lower quartile of its "
+             "windows; median [min–max] over the repetitions:\n")
     table(L, ["variant"] + cj, [[v] + [fmt_abs(res.cost.get((v, j), [])) for j in cj] for v in cv])
     L.append("Batches not complete when the submitter came back from `io_submit`, of the "
              "batches measured (all repetitions): a worker slept before it completed them, or a "

@@ -3,7 +3,8 @@
 # for all of them.
 #   main         the guest kernel, loop as a module: compat, params,
 #                partitioned, robust (stress and races cut to about two
-#                minutes each; their full length runs in check-debug)
+#                minutes each; longer in check-debug, at length in the
+#                races boot)
 #   builtin      loop built in, partitioned mode from the command line
 #   stock        the line's stock loop.ko for every compat-mode load: the
 #                compat group and the step-by-step mode comparisons

@@ -174,25 +174,27 @@ results_of() { read_boot "$1" && echo "$BUILD/${BOOTCONF[results]}"; }
 # boot through scripts/bench.sh, which makes its disk and report; the
 # others with TESTS, if given), then one totals line for all of them,
 # "N passed, N failed, N skipped".  A boot without a totals line counts
-# one failure (read_summary), and so does a boot that failed without
-# one; non-zero status on any failure.
+# one failure (read_summary), and so does a boot that failed with none in
+# its totals; non-zero status on any failure.
 run_boots() {
-	local b a c d p=0 f=0 s=0 rc=0
+	local b a c d p=0 f=0 s=0
+	local -A boot_rc=()
 	for b in "$@"; do rm -rf "$(results_of "$b")"; done
 	for b in "$@"; do
 		read_boot "$b"
+		boot_rc[$b]=0
 		if [ "${BOOTCONF[run]}" = bench ]; then
-			BOOT=$b "$ROOT/scripts/bench.sh" || rc=1
+			BOOT=$b "$ROOT/scripts/bench.sh" || boot_rc[$b]=1
 		else
 			# shellcheck disable=SC2086
-			BOOT=$b "$ROOT/scripts/boot.sh" ${TESTS:-} || rc=1
+			BOOT=$b "$ROOT/scripts/boot.sh" ${TESTS:-} || boot_rc[$b]=1
 		fi
 	done
 	for b in "$@"; do
 		read -r a c d < <(read_summary "$(results_of "$b")/summary")
+		((c > 0 || boot_rc[$b] == 0)) || c=1
 		p=$((p + a)) f=$((f + c)) s=$((s + d))
 	done
-	((f == 0 && rc == 0)) || { ((f == 0)) && f=1; }
 	[ -n "${PARTLOOP_START:-}" ] && log "total since make started: $(($(date +%s) - PARTLOOP_START))s"
 	echo "$p passed, $f failed, $s skipped"
 	((f == 0))
