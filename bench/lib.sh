@@ -11,7 +11,16 @@ say() { printf 'bench: [%4ss] %s\n' "$(($(date +%s) - START))" "$*"; }
 die() { printf 'bench: error: %s\n' "$*" >&2; exit 1; }
 settle() { udevadm settle --timeout=60; }
 
-[ -f "$STOCK_KO" ] || die "stock loop.ko not found at $STOCK_KO: run 'make stock-module' on the host"
+# The stock driver: STOCK_KO if given, else the build/stock*/loop.ko on the
+# share built for the running kernel (as tests/boot-entry finds its
+# modules: by release).
+if [ -z "$STOCK_KO" ]; then
+	for _ko in /mnt/project/build/stock*/loop.ko; do
+		[ "$(modinfo -F vermagic "$_ko" 2>/dev/null | cut -d' ' -f1)" = "$(uname -r)" ] && STOCK_KO=$_ko && break
+	done
+	[ -n "$STOCK_KO" ] || die "no stock loop.ko for $(uname -r) in /mnt/project/build/stock*/: run 'make stock-module' (make bench: 'make stock-module-bench') on the host"
+fi
+[ -f "$STOCK_KO" ] || die "stock loop.ko not found at $STOCK_KO"
 
 MODULE=	# what is loaded: "patched:PARAMS" or "stock:"
 

@@ -35,17 +35,12 @@ cost=${BOOTCONF[cost]}
 read -r P1_MIB P5_MIB <<<"${BOOTCONF[bench_mib]}"
 [[ ${P1_MIB:-} =~ ^[0-9]+$ && ${P5_MIB:-} =~ ^[0-9]+$ ]] || die "boots/$boot.conf: bench_mib must be two sizes in MiB"
 OUT=${BENCH_DIR:-$BUILD/${BOOTCONF[results]}}
-# The stock loop.ko of the boot's kernel (STOCK_KO: the environment's,
-# else the boot's, a guest path; those on the share are checked here),
-# and of its cost boot's.
+# The stock loop.ko the guest takes for each boot's kernel (bzImage-X:
+# build/stock-X, bench/lib.sh), unless STOCK_KO names another.
 for b in "$boot" "$cost"; do
 	read_boot "$b"
-	stock=${STOCK_KO:-${BOOT_SET[STOCK_KO]:-/mnt/project/build/stock/loop.ko}}
-	[[ $stock == /mnt/project/* ]] || continue
-	[ -f "$ROOT/${stock#/mnt/project/}" ] || {
-		[[ $stock == */stock-bench/* ]] && target="stock-module-bench" || target="stock-module"
-		die "no stock loop.ko ${stock#/mnt/project/} for boot $b (kernel ${BOOTCONF[kernel]}): run 'make $target'"
-	}
+	k=${BOOTCONF[kernel]#bzImage}
+	[ -n "${STOCK_KO:-}" ] || [ -f "$BUILD/stock$k/loop.ko" ] || die "no build/stock$k/loop.ko for boot $b: run 'make stock-module$k'"
 done
 read_boot "$boot"
 PY=/usr/bin/python3
